@@ -1,0 +1,26 @@
+"""Registry of target backends."""
+
+from __future__ import annotations
+
+from kforge_core.backends.base import Availability, Backend
+from kforge_core.backends.cpu import CpuBackend
+
+_BACKENDS: dict[str, Backend] = {b.name: b for b in (CpuBackend(),)}
+
+
+class UnknownBackend(KeyError):
+    pass
+
+
+def get_backend(name: str) -> Backend:
+    try:
+        return _BACKENDS[name]
+    except KeyError:
+        raise UnknownBackend(f"unknown backend {name!r}; known: {', '.join(_BACKENDS)}") from None
+
+
+def all_backends() -> list[Backend]:
+    return list(_BACKENDS.values())
+
+
+__all__ = ["Availability", "Backend", "get_backend", "all_backends", "UnknownBackend"]

@@ -1,0 +1,48 @@
+"""What a target backend must say about itself. The evaluator and the agents only talk to this."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from kforge_core import ASSETS_DIR
+
+
+@dataclass(frozen=True)
+class Availability:
+    ok: bool
+    reason: str = ""
+
+
+class Backend:
+    name: str = ""
+    language: str = ""
+    device: str = "cpu"  # torch device the problem's inputs and models move to
+    # RLIMIT_AS can bound memory only where the runtime does not reserve huge address ranges (CUDA does).
+    address_space_limit: bool = True
+    # Regexes, any of which shows the program builds a kernel of this backend (static check).
+    kernel_markers: tuple[str, ...] = ()
+    interpreted: bool = False  # correctness only, no timing (e.g. Triton's CPU interpreter)
+
+    def available(self) -> Availability:
+        raise NotImplementedError
+
+    def child_env(self, cache_dir: Path) -> dict[str, str]:
+        """Environment variables for the evaluation worker (build caches, interpreter switches)."""
+        return {}
+
+    @property
+    def examples_dir(self) -> Path:
+        return ASSETS_DIR / "examples" / self.name
+
+    def example_for(self, problem_name: str) -> Path | None:
+        p = self.examples_dir / f"{problem_name}.py"
+        return p if p.exists() else None
+
+    def example_problems(self) -> list[str]:
+        return sorted(p.relative_to(self.examples_dir).with_suffix("").as_posix()
+                      for p in self.examples_dir.rglob("*.py"))
+
+    def uses_custom_kernel(self, source: str) -> bool:
+        return any(re.search(m, source) for m in self.kernel_markers)

@@ -1,0 +1,102 @@
+"""`kforge` command line: headless use of the engine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kforge_core.backends import UnknownBackend, all_backends, get_backend
+from kforge_core.evaluation import EvalSettings, check_problem, evaluate
+from kforge_core.problems import ProblemError, builtin_problems, load_problem_folder, resolve_problem
+from kforge_core.report import verdict_table
+
+
+def _cmd_problems(args) -> int:
+    if args.folder:
+        problems, errors = load_problem_folder(args.folder)
+    else:
+        problems, errors = builtin_problems(), []
+    for p in problems:
+        print(f"{p.name:<45} {p.description[:70]}")
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    print(f"{len(problems)} problem(s), {len(errors)} broken", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _cmd_backends(args) -> int:
+    for b in all_backends():
+        a = b.available()
+        print(f"{b.name:<8} {'available' if a.ok else 'unavailable: ' + a.reason}   {b.language}")
+    return 0
+
+
+def _cmd_check(args) -> int:
+    problem = resolve_problem(args.problem)
+    check_problem(problem)
+    print(f"{problem.path}: ok")
+    return 0
+
+
+def _cmd_eval(args) -> int:
+    problem = resolve_problem(args.problem)
+    backend = get_backend(args.backend)
+    try:
+        source = Path(args.candidate).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"error: cannot read candidate {args.candidate}: {e}", file=sys.stderr)
+        return 2
+    settings = EvalSettings(n_trials=args.trials, timing=not args.no_timing, compile_reference=not args.no_compile,
+                            build_timeout_s=args.build_timeout, run_timeout_s=args.run_timeout,
+                            memory_limit_mb=args.memory_mb)
+    result = evaluate(problem, source, backend, settings)
+    print(verdict_table(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.to_dict(), indent=2))
+        print(f"wrote {args.json}")
+    return 0 if result.correct else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="kforge", description="KForge: LLM agents that write fast kernels.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("problems", help="list built-in problems, or those of a KernelBench-format folder")
+    p.add_argument("--folder")
+    p.set_defaults(fn=_cmd_problems)
+
+    p = sub.add_parser("backends", help="list backends and whether this machine can run them")
+    p.set_defaults(fn=_cmd_backends)
+
+    p = sub.add_parser("check", help="run a problem's reference once, isolated, and report whether it is usable")
+    p.add_argument("problem")
+    p.set_defaults(fn=_cmd_check)
+
+    p = sub.add_parser("eval", help="evaluate a candidate ModelNew program against a problem")
+    p.add_argument("--problem", required=True, help="built-in name (e.g. level1/1_ReLU) or a .py file")
+    p.add_argument("--backend", default="cpu")
+    p.add_argument("--candidate", required=True, help="file defining ModelNew")
+    p.add_argument("--json", help="also write the full result as JSON to this file")
+    p.add_argument("--trials", type=int, default=3)
+    p.add_argument("--no-timing", action="store_true")
+    p.add_argument("--no-compile", action="store_true", help="skip timing the torch.compile reference")
+    p.add_argument("--build-timeout", type=float, default=600.0)
+    p.add_argument("--run-timeout", type=float, default=120.0)
+    p.add_argument("--memory-mb", type=int, default=8192)
+    p.set_defaults(fn=_cmd_eval)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except (ProblemError, UnknownBackend) as e:
+        print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

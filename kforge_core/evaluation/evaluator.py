@@ -1,0 +1,104 @@
+"""evaluate(problem, candidate, backend, settings) -> EvalResult, the one entry point of evaluation."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+from kforge_core.backends import Backend, get_backend
+from kforge_core.evaluation.result import EvalResult, Verdict
+from kforge_core.evaluation.sandbox import ChildOutcome, run_worker
+from kforge_core.evaluation.settings import EvalSettings
+from kforge_core.evaluation.static_checks import check_source
+from kforge_core.problems import Problem, ProblemError
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("KFORGE_CACHE_DIR", Path.home() / ".cache" / "kforge"))
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def _result_from_outcome(o: ChildOutcome, problem: Problem, backend: Backend, s: EvalSettings) -> EvalResult:
+    problem_error = o.final("problem_error")
+    if problem_error:
+        raise ProblemError(problem_error)
+    base = dict(problem=problem.name, backend=backend.name, stdout_tail=o.stdout_tail, stderr_tail=o.stderr_tail,
+                duration_s=round(o.wall_s, 3), stage=o.last_stage)
+    final = o.final("result")
+    if final is not None and not o.timed_out and not o.memory_exceeded_mb:
+        r = EvalResult.from_dict({**final, **base, "stage": final.get("stage", o.last_stage)})
+        return r
+    stage = o.last_stage
+    if o.timed_out:
+        limit = s.run_timeout_s if o.timed_out in ("correctness", "timing") else s.build_timeout_s
+        return EvalResult(Verdict.TIMEOUT, [f"killed after exceeding the {limit:g} s limit during {stage}"], **base)
+    if o.memory_exceeded_mb:
+        return EvalResult(Verdict.RUNTIME_ERROR, [f"killed: resident memory reached {o.memory_exceeded_mb:.0f} MB "
+                                                  f"(limit {s.memory_limit_mb} MB) during {stage}"], **base)
+    rc = o.returncode
+    if rc is not None and rc < 0:
+        name = _signal_name(rc)
+        why = {"SIGSEGV": "segmentation fault", "SIGBUS": "bus error", "SIGABRT": "aborted",
+               "SIGFPE": "arithmetic exception", "SIGILL": "illegal instruction",
+               "SIGXFSZ": f"wrote a file larger than the {s.output_limit_mb} MB output limit",
+               "SIGKILL": "killed"}.get(name, "killed by a signal")
+        return EvalResult(Verdict.RUNTIME_ERROR, [f"the program crashed ({name}: {why}) during {stage}"], **base)
+    return EvalResult(Verdict.RUNTIME_ERROR, [f"the worker exited with code {rc} during {stage} without a result"],
+                      **base)
+
+
+def _run(problem: Problem, candidate_source: str | None, backend: Backend, settings: EvalSettings) -> ChildOutcome:
+    cache = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    jobdir = Path(tempfile.mkdtemp(prefix="kforge-eval-"))
+    try:
+        if candidate_source is not None:
+            (jobdir / "candidate.py").write_text(candidate_source)
+        job = {"problem": problem.to_dict(), "backend": backend.name, "settings": settings.to_dict(),
+               "address_space_limit": backend.address_space_limit, "reference_only": candidate_source is None}
+        (jobdir / "job.json").write_text(json.dumps(job))
+        env = {"OMP_NUM_THREADS": str(settings.threads or os.cpu_count() or 1), **backend.child_env(cache)}
+        return run_worker(jobdir, env, settings.build_timeout_s, settings.run_timeout_s, settings.memory_limit_mb)
+    finally:
+        if not settings.keep_workdir:
+            shutil.rmtree(jobdir, ignore_errors=True)
+
+
+def evaluate(problem: Problem, candidate_source: str, backend: Backend | str,
+             settings: EvalSettings | None = None) -> EvalResult:
+    """Build, check and time a candidate in an isolated process. Raises ProblemError only when the
+    problem itself is broken; every failure of the candidate comes back as a verdict."""
+    backend = get_backend(backend) if isinstance(backend, str) else backend
+    settings = settings or EvalSettings()
+    t0 = time.monotonic()
+    finding = check_source(candidate_source, backend)
+    if finding:
+        return EvalResult(finding.verdict, [finding.message], problem=problem.name, backend=backend.name,
+                          stage="static_checks", duration_s=round(time.monotonic() - t0, 3))
+    available = backend.available()
+    if not available.ok:
+        return EvalResult(Verdict.RUNTIME_ERROR, [f"backend {backend.name} is not available here: "
+                                                  f"{available.reason}"], problem=problem.name, backend=backend.name)
+    return _result_from_outcome(_run(problem, candidate_source, backend, settings), problem, backend, settings)
+
+
+def check_problem(problem: Problem, settings: EvalSettings | None = None) -> None:
+    """Run the problem's own code once (isolated): raise ProblemError naming the file and the cause."""
+    settings = settings or EvalSettings(timing=False)
+    o = _run(problem, None, get_backend("cpu"), settings)
+    if o.final("problem_error"):
+        raise ProblemError(o.final("problem_error"))
+    if o.final("result") is None:
+        r = _result_from_outcome(o, problem, get_backend("cpu"), settings)
+        raise ProblemError(f"{problem.path}: running the problem failed: {r.messages[0]}")

@@ -1,0 +1,95 @@
+"""What an evaluation returns: a verdict plus everything a human (or an agent) needs to act on it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+
+
+class Verdict(str, Enum):
+    GENERATION_FAILURE = "generation_failure"  # the agent produced no program
+    STATIC_REJECTED = "static_rejected"  # the program breaks a rule before it is run
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"  # exceptions, crashes (signals), memory limit
+    TIMEOUT = "timeout"
+    SHAPE_MISMATCH = "shape_mismatch"  # structure: nesting, shape or dtype differ
+    NUMERICAL_MISMATCH = "numerical_mismatch"
+    CORRECT = "correct"
+
+
+@dataclass
+class TrialResult:
+    seed: int
+    passed: bool
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatch_fraction: float | None = None
+    worst: str = ""  # where the worst element is and its two values
+    note: str = ""
+
+
+@dataclass
+class TimingStats:
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    min_ms: float
+    max_ms: float
+    mean_ms: float
+    std_ms: float
+    reps: int
+
+    @property
+    def cv(self) -> float:
+        return self.std_ms / self.mean_ms if self.mean_ms else 0.0
+
+
+@dataclass
+class EvalResult:
+    verdict: Verdict
+    messages: list[str] = field(default_factory=list)  # first one is the headline
+    problem: str = ""
+    backend: str = ""
+    stage: str = ""  # the last stage the worker reached
+    trials: list[TrialResult] = field(default_factory=list)
+    timings: dict[str, TimingStats] = field(default_factory=dict)  # candidate / eager / compiled
+    timing_errors: dict[str, str] = field(default_factory=dict)  # e.g. torch.compile failing on this machine
+    interpreted: bool = False  # correctness only (e.g. Triton interpreter): no timings
+    environment: dict = field(default_factory=dict)
+    build_log: str = ""  # trimmed compiler output
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    duration_s: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict == Verdict.CORRECT
+
+    def speedup(self, baseline: str = "eager") -> float | None:
+        b, c = self.timings.get(baseline), self.timings.get("candidate")
+        if not b or not c or c.median_ms <= 0:
+            return None
+        return b.median_ms / c.median_ms
+
+    def speedup_range(self, baseline: str = "eager") -> tuple[float, float] | None:
+        """Speedup spread from the interquartile ranges: (pessimistic, optimistic)."""
+        b, c = self.timings.get(baseline), self.timings.get("candidate")
+        if not b or not c or c.q1_ms <= 0 or c.q3_ms <= 0:
+            return None
+        return b.q1_ms / c.q3_ms, b.q3_ms / c.q1_ms
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["verdict"] = self.verdict.value
+        d["speedup_vs_eager"] = self.speedup("eager")
+        d["speedup_vs_compiled"] = self.speedup("compiled")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EvalResult":
+        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        d["verdict"] = Verdict(d["verdict"])
+        d["trials"] = [TrialResult(**t) for t in d.get("trials", [])]
+        d["timings"] = {k: TimingStats(**v) for k, v in d.get("timings", {}).items()}
+        return cls(**d)

@@ -1,0 +1,145 @@
+"""Run the evaluation worker in a child process that cannot hurt the caller.
+
+The child gets its own session (so it and everything it spawns die together), a wall-clock deadline for
+the build and another for running, a resident-memory watchdog over its whole process group, and stdout /
+stderr into files. Whatever happens to it, the caller gets a ChildOutcome back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kforge_core import REPO_ROOT
+
+POLL_S = 0.05
+TAIL_CHARS = 4000
+RUN_STAGES = {"correctness", "timing"}  # stages that run under the run deadline, not the build one
+
+
+@dataclass
+class ChildOutcome:
+    returncode: int | None
+    events: list[dict] = field(default_factory=list)
+    timed_out: str = ""  # the stage that ran past its deadline
+    memory_exceeded_mb: float = 0.0
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    wall_s: float = 0.0
+
+    @property
+    def last_stage(self) -> str:
+        stages = [e["stage"] for e in self.events if "stage" in e]
+        return stages[-1] if stages else "start"
+
+    def final(self, key: str):
+        for e in reversed(self.events):
+            if key in e:
+                return e[key]
+        return None
+
+
+def _group_rss_bytes(pgid: int) -> int:
+    """Resident memory of every process in the group (Linux /proc); 0 where unavailable."""
+    total, page = 0, os.sysconf("SC_PAGE_SIZE")
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            if int(stat.rsplit(")", 1)[1].split()[2]) != pgid:
+                continue
+            with open(f"/proc/{pid}/statm") as f:
+                total += int(f.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def _tail(path: Path) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - TAIL_CHARS))
+            data = f.read().decode("utf-8", "replace")
+        return (f"[... {size - TAIL_CHARS} earlier bytes]\n" if size > TAIL_CHARS else "") + data
+    except OSError:
+        return ""
+
+
+class _EventReader:
+    def __init__(self, path: Path):
+        self.path, self.pos, self.events, self._partial = path, 0, [], ""
+
+    def poll(self) -> list[dict]:
+        try:
+            with open(self.path) as f:
+                f.seek(self.pos)
+                chunk = f.read()
+                self.pos = f.tell()
+        except OSError:
+            return self.events
+        lines = (self._partial + chunk).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            try:
+                self.events.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+        return self.events
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_timeout_s: float,
+               memory_limit_mb: int, module: str = "kforge_core.evaluation.worker") -> ChildOutcome:
+    child_env = {**os.environ, **env, "PYTHONPATH": os.pathsep.join(
+        [str(REPO_ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+    out_path, err_path = jobdir / "stdout.txt", jobdir / "stderr.txt"
+    events = _EventReader(jobdir / "events.jsonl")
+    t0 = time.monotonic()
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", module, str(jobdir)], cwd=jobdir, env=child_env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+    outcome = ChildOutcome(returncode=None)
+    deadline, run_deadline_set, next_mem_check = t0 + build_timeout_s, False, t0
+    try:
+        while proc.poll() is None:
+            now = time.monotonic()
+            stage = ChildOutcome(None, events.poll()).last_stage
+            if stage in RUN_STAGES and not run_deadline_set:
+                deadline, run_deadline_set = now + run_timeout_s, True
+            if now > deadline:
+                outcome.timed_out = stage
+                break
+            if now >= next_mem_check:
+                rss = _group_rss_bytes(proc.pid)
+                if rss > memory_limit_mb << 20:
+                    outcome.memory_exceeded_mb = rss / 2**20
+                    break
+                next_mem_check = now + 0.2
+            time.sleep(POLL_S)
+    finally:
+        # Always take the whole group down: leftover grandchildren (forks, daemons) die with it.
+        _kill_group(proc.pid)
+        proc.wait()
+    outcome.returncode = proc.returncode
+    outcome.events = events.poll()
+    outcome.stdout_tail, outcome.stderr_tail = _tail(out_path), _tail(err_path)
+    outcome.wall_s = time.monotonic() - t0
+    return outcome

@@ -1,0 +1,44 @@
+"""Knobs of one evaluation. Plain data so it crosses the process boundary as JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+# (atol, rtol) per dtype. fp32 allows for a different summation order over a few thousand terms
+# (relative error ~ sqrt(K)·eps of the terms' magnitude); half types allow for their 10/7-bit mantissas.
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-7, 1e-7),
+    "float32": (1e-3, 1e-3),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (2e-2, 2e-2),
+}
+
+
+@dataclass
+class EvalSettings:
+    n_trials: int = 3  # correctness input sets, each from its own seed
+    seed: int = 42
+    build_timeout_s: float = 600.0  # compiling the candidate (importing its module)
+    run_timeout_s: float = 120.0  # everything after the build: correctness and timing
+    memory_limit_mb: int = 8192  # resident memory of the worker and its children
+    output_limit_mb: int = 256  # largest file the worker may write (stdout floods, runaway builds)
+    timing: bool = True
+    compile_reference: bool = True  # also time torch.compile(Model)
+    warmup: int = 3
+    min_reps: int = 10
+    max_reps: int = 200
+    min_timing_s: float = 0.5  # per measured function
+    threads: int | None = None  # CPU threads for torch and OpenMP; None: all cores
+    tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    cache_dir: str | None = None  # build cache (torch extensions); None: ~/.cache/kforge
+    keep_workdir: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EvalSettings":
+        known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        if "tolerances" in known:
+            known["tolerances"] = {k: tuple(v) for k, v in known["tolerances"].items()}
+        return cls(**known)

@@ -1,0 +1,44 @@
+"""One timing protocol for reference, torch.compile and candidate: warm-up, then repetitions interleaved
+across the functions (so drift in clocks or load hits all of them alike), median with quartiles."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable
+
+from kforge_core.evaluation.result import TimingStats
+
+
+def _stats(samples_ms: list[float]) -> TimingStats:
+    s = sorted(samples_ms)
+    q = statistics.quantiles(s, n=4) if len(s) >= 2 else [s[0], s[0], s[0]]
+    return TimingStats(median_ms=statistics.median(s), q1_ms=q[0], q3_ms=q[2], min_ms=s[0], max_ms=s[-1],
+                       mean_ms=statistics.fmean(s), std_ms=statistics.pstdev(s) if len(s) > 1 else 0.0, reps=len(s))
+
+
+class CpuClock:
+    """Wall clock around a synchronous call."""
+
+    def time_once(self, fn: Callable[[], object]) -> float:
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1e3
+
+
+def measure(fns: dict[str, Callable[[], object]], clock, warmup: int, min_reps: int, max_reps: int,
+            min_time_s: float) -> dict[str, TimingStats]:
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    spent = 0.0
+    while True:
+        for name, fn in fns.items():
+            ms = clock.time_once(fn)
+            samples[name].append(ms)
+            spent += ms / 1e3
+        reps = len(next(iter(samples.values())))
+        if reps >= max_reps or (reps >= min_reps and spent >= min_time_s * len(fns)):
+            break
+    return {name: _stats(s) for name, s in samples.items()}

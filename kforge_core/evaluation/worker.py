@@ -1,0 +1,330 @@
+"""The evaluation worker: runs in its own process, started by sandbox.py, never imported by the app.
+
+    python -m kforge_core.evaluation.worker JOBDIR
+
+JOBDIR/job.json says what to do; the worker appends JSON lines to JOBDIR/events.jsonl: a line per stage
+reached, then one final line holding either {"result": ...} or {"problem_error": ...}. If the candidate
+kills the process, the parent still knows the last stage from this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+from pathlib import Path
+
+# Only the standard library until limits are applied: nothing heavy may run unbounded.
+ADDRESS_SPACE_SLACK = 4 << 30  # torch and OpenMP reserve address space they never touch
+
+
+class ProblemFailure(Exception):
+    """The reference problem itself is broken (not the candidate's fault)."""
+
+
+class Outcome(Exception):
+    """Stop evaluating with this verdict."""
+
+    def __init__(self, verdict: str, *messages: str, build_log: str = ""):
+        super().__init__(messages[0] if messages else verdict)
+        self.verdict, self.messages, self.build_log = verdict, list(messages), build_log
+
+
+class EventLog:
+    def __init__(self, path: Path):
+        self._f = open(path, "a", buffering=1)
+        self.t0 = time.monotonic()
+        self.stage_started: dict[str, float] = {}
+
+    def write(self, obj: dict) -> None:
+        self._f.write(json.dumps(obj) + "\n")
+        self._f.flush()
+
+    def stage(self, name: str) -> None:
+        self.stage_started[name] = time.monotonic()
+        self.write({"stage": name, "t": round(time.monotonic() - self.t0, 3)})
+
+    def stage_seconds(self) -> dict[str, float]:
+        names = list(self.stage_started)
+        ends = [self.stage_started[n] for n in names[1:]] + [time.monotonic()]
+        return {n: round(e - self.stage_started[n], 3) for n, e in zip(names, ends)}
+
+
+def apply_limits(memory_limit_mb: int, output_limit_mb: int, address_space_limit: bool) -> None:
+    if address_space_limit:
+        lim = (memory_limit_mb << 20) + ADDRESS_SPACE_SLACK
+        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+    out = output_limit_mb << 20
+    resource.setrlimit(resource.RLIMIT_FSIZE, (out, out))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def describe_exception(e: BaseException, filename: str) -> str:
+    """'Type: message (candidate.py:12 in forward)', locating the deepest frame in `filename`."""
+    msg = str(e).strip()
+    if len(msg) > 1500:
+        msg = msg[:1500] + " ..."
+    where = ""
+    for frame in reversed(traceback.extract_tb(e.__traceback__)):
+        if frame.filename == filename:
+            where = f" ({Path(filename).name}:{frame.lineno} in {frame.name})"
+            break
+    return f"{type(e).__name__}: {msg}{where}"
+
+
+def load_source_module(source: str, filename: str, module_name: str):
+    import types
+
+    mod = types.ModuleType(module_name)
+    mod.__file__ = filename
+    sys.modules[module_name] = mod
+    exec(compile(source, filename, "exec"), mod.__dict__)
+    return mod
+
+
+def _seeded(seed: int, fn):
+    import torch
+
+    torch.manual_seed(seed)
+    return fn()
+
+
+def _to_device(obj, device):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_device(o, device) for o in obj)
+    return obj
+
+
+def _clone(obj):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_clone(o) for o in obj)
+    return obj
+
+
+def environment(device: str) -> dict:
+    import platform
+
+    import torch
+
+    env = {"torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform(),
+           "device": device, "threads": torch.get_num_threads()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                env["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        env["cpu"] = platform.processor()
+    return env
+
+
+class Evaluation:
+    def __init__(self, job: dict, jobdir: Path, log: EventLog):
+        from kforge_core.backends import get_backend
+        from kforge_core.evaluation.settings import EvalSettings
+
+        self.job, self.jobdir, self.log = job, jobdir, log
+        self.settings = EvalSettings.from_dict(job["settings"])
+        self.backend = get_backend(job["backend"])
+        self.problem = job["problem"]
+        self.candidate_path = str(jobdir / "candidate.py")
+
+    # -- stages ---------------------------------------------------------------------------------------
+    def load_problem(self):
+        self.log.stage("load_problem")
+        path = self.problem["path"]
+        try:
+            ref = load_source_module(self.problem["source"], path, "kforge_reference")
+        except Exception as e:
+            raise ProblemFailure(f"{path}: importing the problem failed: {describe_exception(e, path)}")
+        for name in ("Model", "get_inputs", "get_init_inputs"):
+            if not callable(getattr(ref, name, None)):
+                raise ProblemFailure(f"{path}: `{name}` is missing or not callable")
+        return ref
+
+    def make_case(self, ref, seed: int):
+        """Inputs and init args of one trial, from the problem's own functions under `seed`."""
+        path = self.problem["path"]
+        for fn in ("get_init_inputs", "get_inputs"):
+            try:
+                value = _seeded(seed, getattr(ref, fn))
+            except Exception as e:
+                raise ProblemFailure(f"{path}: {fn}() raised {describe_exception(e, path)}")
+            if not isinstance(value, (list, tuple)):
+                raise ProblemFailure(f"{path}: {fn}() must return a list, got {type(value).__name__}")
+            if fn == "get_init_inputs":
+                init = value
+        return init, value
+
+    def make_reference(self, ref, init, seed: int, device):
+        try:
+            return _seeded(seed, lambda: ref.Model(*init)).to(device)
+        except Exception as e:
+            path = self.problem["path"]
+            raise ProblemFailure(f"{path}: Model(*get_init_inputs()) raised {describe_exception(e, path)}")
+
+    def run_reference(self, model, inputs):
+        from kforge_core.evaluation.correctness import check_reference_outputs
+
+        path = self.problem["path"]
+        try:
+            out = model(*inputs)
+        except Exception as e:
+            raise ProblemFailure(f"{path}: Model.forward raised {describe_exception(e, path)}")
+        bad = check_reference_outputs(out)
+        if bad:
+            raise ProblemFailure(f"{path}: {bad}")
+        return out
+
+    def build(self):
+        from kforge_core.evaluation.build_errors import first_compiler_error, trim_log
+
+        self.log.stage("build")
+        source = Path(self.candidate_path).read_text()
+        try:
+            mod = load_source_module(source, self.candidate_path, "kforge_candidate")
+        except SyntaxError as e:
+            raise Outcome("compile_error", f"candidate.py:{e.lineno}: SyntaxError: {e.msg}")
+        except Exception as e:
+            text = str(e)
+            if "Error building extension" in text or "error:" in text and "ninja" in text.lower():
+                err = first_compiler_error(text, source)
+                head = err.message if err else text.splitlines()[0]
+                raise Outcome("compile_error", head, build_log=trim_log(text))
+            raise Outcome("runtime_error", f"loading the program failed: {describe_exception(e, self.candidate_path)}")
+        model_new = getattr(mod, "ModelNew", None)
+        if not isinstance(model_new, type):
+            raise Outcome("static_rejected", "the program defines no class ModelNew")
+        return model_new
+
+    def correctness(self, ref, model_new, device, sync) -> list[dict]:
+        from kforge_core.evaluation.correctness import compare
+
+        self.log.stage("correctness")
+        trials, failures = [], []
+        for i in range(self.settings.n_trials):
+            seed = self.settings.seed + i
+            init, inputs = self.make_case(ref, seed)
+            ref_model = self.make_reference(ref, init, seed, device)
+            try:
+                cand_model = _seeded(seed, lambda: model_new(*init)).to(device)
+            except Exception as e:
+                raise Outcome("runtime_error", f"ModelNew(*init_inputs) raised "
+                                               f"{describe_exception(e, self.candidate_path)}")
+            inputs = _to_device(inputs, device)
+            # The candidate runs first, on its own copy of the inputs: nothing of the reference's run exists yet.
+            try:
+                cand_out = cand_model(*_clone(inputs))
+                sync()
+            except Exception as e:
+                raise Outcome("runtime_error", f"trial {i + 1} (seed {seed}): ModelNew.forward raised "
+                                               f"{describe_exception(e, self.candidate_path)}")
+            ref_out = self.run_reference(ref_model, inputs)
+            sync()
+            c = compare(ref_out, cand_out, self.settings.tolerances)
+            if not c.structure_ok:
+                trials.append({"seed": seed, "passed": False, "note": c.message})
+                raise Outcome("shape_mismatch", f"trial {i + 1} (seed {seed}): {c.message}")
+            trials.append({"seed": seed, "passed": c.passed, "max_abs_err": c.max_abs_err,
+                           "max_rel_err": c.max_rel_err, "mismatch_fraction": c.mismatch_fraction,
+                           "worst": c.worst, "note": c.message})
+            if not c.passed:
+                failures.append(f"trial {i + 1} (seed {seed}): {c.message}; worst {c.worst}")
+        self.trials = trials
+        if failures:
+            raise Outcome("numerical_mismatch", *failures)
+        return trials
+
+    def timing(self, ref, model_new, device, sync) -> tuple[dict, dict]:
+        import torch
+
+        from kforge_core.evaluation import timing as T
+
+        self.log.stage("timing")
+        s = self.settings
+        seed = s.seed + 1000  # inputs distinct from every correctness trial
+        init, inputs = self.make_case(ref, seed)
+        inputs = _to_device(inputs, device)
+        ref_model = self.make_reference(ref, init, seed, device)
+        cand_model = _seeded(seed, lambda: model_new(*init)).to(device)
+        fns = {"eager": lambda: ref_model(*inputs), "candidate": lambda: cand_model(*inputs)}
+        errors = {}
+        if s.compile_reference:
+            try:
+                compiled = torch.compile(ref_model)
+                t0 = time.monotonic()
+                compiled(*inputs)  # compile outside the timed region
+                self.log.write({"compile_reference_s": round(time.monotonic() - t0, 2)})
+                fns["compiled"] = lambda: compiled(*inputs)
+            except Exception as e:  # an inductor failure must not sink the candidate's verdict
+                errors["compiled"] = describe_exception(e, "")
+        clock = T.CpuClock()
+        try:
+            stats = T.measure(fns, clock, s.warmup, s.min_reps, s.max_reps, s.min_timing_s)
+        except Exception as e:
+            raise Outcome("runtime_error", f"during timing: {describe_exception(e, self.candidate_path)}")
+        return {k: vars(v) for k, v in stats.items()}, errors
+
+    # -- driver ---------------------------------------------------------------------------------------
+    def run(self) -> dict:
+        import torch
+
+        if self.settings.threads:
+            torch.set_num_threads(self.settings.threads)
+        device = torch.device(self.backend.device)
+        sync = (lambda: torch.cuda.synchronize()) if device.type == "cuda" else (lambda: None)
+        result = {"problem": self.problem["name"], "backend": self.backend.name,
+                  "environment": environment(str(device)), "trials": [], "timings": {}, "timing_errors": {},
+                  "interpreted": self.backend.interpreted}
+        self.trials: list[dict] = []
+        ref = self.load_problem()
+        if self.job.get("reference_only"):
+            init, inputs = self.make_case(ref, self.settings.seed)
+            self.run_reference(self.make_reference(ref, init, self.settings.seed, device),
+                               _to_device(inputs, device))
+            return {**result, "verdict": "correct", "messages": ["the reference runs and returns tensors"]}
+        try:
+            model_new = self.build()
+            self.correctness(ref, model_new, device, sync)
+            result["trials"] = self.trials
+            if self.settings.timing and not self.backend.interpreted:
+                result["timings"], result["timing_errors"] = self.timing(ref, model_new, device, sync)
+            result.update(verdict="correct", messages=[f"all {len(self.trials)} trials match the reference"])
+        except Outcome as o:
+            result.update(verdict=o.verdict, messages=o.messages, build_log=o.build_log, trials=self.trials)
+        return result
+
+
+def main() -> int:
+    jobdir = Path(sys.argv[1])
+    job = json.loads((jobdir / "job.json").read_text())
+    s = job["settings"]
+    apply_limits(s["memory_limit_mb"], s["output_limit_mb"], job["address_space_limit"])
+    log = EventLog(jobdir / "events.jsonl")
+    log.stage("start")
+    try:
+        result = Evaluation(job, jobdir, log).run()
+    except ProblemFailure as e:
+        log.write({"problem_error": str(e)})
+        return 3
+    result["stage_seconds"] = log.stage_seconds()
+    result["stage"] = list(log.stage_started)[-1]
+    log.write({"result": result})
+    sys.stdout.flush()
+    # Skip interpreter teardown: a candidate's atexit hooks or broken destructors cannot touch the result now.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Plain-text rendering of an EvalResult, shared by the CLI and the prompts."""
+
+from __future__ import annotations
+
+from kforge_core.evaluation.result import EvalResult
+
+
+def _fmt(x: float | None, spec: str = ".3g") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def verdict_table(r: EvalResult) -> str:
+    lines = [f"problem   {r.problem}", f"backend   {r.backend}", f"verdict   {r.verdict.value}"]
+    lines += [f"          {m}" for m in r.messages[:5]]
+    if r.trials:
+        lines.append("")
+        lines.append(f"{'trial':<7}{'seed':<7}{'pass':<6}{'max abs err':<14}{'max rel err':<14}{'mismatch':<10}")
+        for i, t in enumerate(r.trials, 1):
+            mism = "-" if t.mismatch_fraction is None else f"{t.mismatch_fraction:.2%}"
+            lines.append(f"{i:<7}{t.seed:<7}{'yes' if t.passed else 'NO':<6}{_fmt(t.max_abs_err):<14}"
+                         f"{_fmt(t.max_rel_err):<14}{mism:<10}")
+    if r.timings:
+        lines.append("")
+        lines.append(f"{'timing':<11}{'median ms':<12}{'IQR ms':<20}{'reps':<6}")
+        for name in ("candidate", "eager", "compiled"):
+            t = r.timings.get(name)
+            if t:
+                lines.append(f"{name:<11}{t.median_ms:<12.4g}{f'{t.q1_ms:.4g}-{t.q3_ms:.4g}':<20}{t.reps:<6}")
+        for base in ("eager", "compiled"):
+            s, rng = r.speedup(base), r.speedup_range(base)
+            if s is not None:
+                lines.append(f"speedup vs {base}: {s:.2f}x (IQR {rng[0]:.2f}-{rng[1]:.2f}x)")
+    for name, err in r.timing_errors.items():
+        lines.append(f"{name} reference not timed: {err[:300]}")
+    if r.interpreted:
+        lines.append("interpreted run: correctness only, no timings")
+    if r.build_log:
+        lines += ["", "compiler output (trimmed):", r.build_log[:3000]]
+    env = r.environment
+    if env:
+        lines += ["", f"environment: {env.get('device', '?')} | {env.get('gpu') or env.get('cpu', '?')} | "
+                      f"torch {env.get('torch', '?')} | python {env.get('python', '?')}"]
+    lines.append(f"took {r.duration_s:.1f} s")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Profiler adapters: turn tool output (ncu, torch.profiler, nsys, screenshots) into a ProfileReport."""
