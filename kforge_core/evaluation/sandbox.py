@@ -108,8 +108,10 @@ def _kill_group(pgid: int) -> None:
 
 def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_timeout_s: float,
                memory_limit_mb: int, module: str = "kforge_core.evaluation.worker") -> ChildOutcome:
-    child_env = {**os.environ, **env, "PYTHONPATH": os.pathsep.join(
-        [str(REPO_ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+    merged = {**os.environ, **env}
+    # The worker must import kforge_core even when it is not installed (e.g. a plain checkout).
+    paths = [str(REPO_ROOT)] + ([merged["PYTHONPATH"]] if merged.get("PYTHONPATH") else [])
+    child_env = {**merged, "PYTHONPATH": os.pathsep.join(paths)}
     out_path, err_path = jobdir / "stdout.txt", jobdir / "stderr.txt"
     events = _EventReader(jobdir / "events.jsonl")
     t0 = time.monotonic()

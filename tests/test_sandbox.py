@@ -1,0 +1,65 @@
+"""The sandbox's limits with tiny stand-in workers (no torch, no compiles): fast and precise."""
+
+import sys
+import textwrap
+import time
+
+from kforge_core.evaluation.sandbox import run_worker
+
+
+def _fake_worker(tmp_path, body: str) -> str:
+    mod = tmp_path / "fake_worker_mod.py"
+    mod.write_text("import json, sys, os, time\nfrom pathlib import Path\n"
+                   "log = open(Path(sys.argv[1]) / 'events.jsonl', 'a', buffering=1)\n"
+                   "def stage(n): log.write(json.dumps({'stage': n}) + '\\n'); log.flush()\n"
+                   + textwrap.dedent(body))
+    sys.path.insert(0, str(tmp_path))
+    return "fake_worker_mod"
+
+
+def test_memory_watchdog_kills_a_growing_process_group(tmp_path):
+    mod = _fake_worker(tmp_path, """
+        stage('correctness')
+        chunks = []
+        while True:
+            chunks.append(bytearray(50 << 20))  # touched: counts as resident
+            time.sleep(0.01)
+    """)
+    jobdir = tmp_path / "job"
+    jobdir.mkdir()
+    o = run_worker(jobdir, {"PYTHONPATH": str(tmp_path)}, 60, 60, memory_limit_mb=400, module=mod)
+    assert o.memory_exceeded_mb >= 400 and o.returncode is not None and o.returncode < 0
+    assert o.last_stage == "correctness"
+
+
+def test_run_deadline_starts_at_correctness_and_kills_children(tmp_path):
+    mod = _fake_worker(tmp_path, """
+        import subprocess
+        stage('build'); time.sleep(1.0)
+        stage('correctness')
+        subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])  # a grandchild
+        time.sleep(600)
+    """)
+    jobdir = tmp_path / "job"
+    jobdir.mkdir()
+    t0 = time.monotonic()
+    o = run_worker(jobdir, {"PYTHONPATH": str(tmp_path)}, 30, 1.5, memory_limit_mb=4000, module=mod)
+    took = time.monotonic() - t0
+    assert o.timed_out == "correctness"
+    assert 2.5 <= took < 6.0  # 1 s build + 1.5 s run limit + polling
+    import subprocess
+    left = subprocess.run(["pgrep", "-f", "time.sleep(600)"], capture_output=True, text=True).stdout
+    assert left.strip() == "", "grandchild survived the group kill"
+
+
+def test_stdout_tail_is_bounded(tmp_path):
+    mod = _fake_worker(tmp_path, """
+        stage('correctness')
+        for i in range(200000):
+            print('flood line', i)
+    """)
+    jobdir = tmp_path / "job"
+    jobdir.mkdir()
+    o = run_worker(jobdir, {"PYTHONPATH": str(tmp_path)}, 60, 60, memory_limit_mb=4000, module=mod)
+    assert o.returncode == 0
+    assert len(o.stdout_tail) < 4200 and "earlier bytes" in o.stdout_tail and "flood line 199999" in o.stdout_tail
