@@ -30,11 +30,11 @@ def test_kernelbench_format_folder_loads_every_file(tmp_path):
     assert errors == [] and len(problems) == 270
     assert {p.level for p in problems} == {1, 2, 3, 4}
     names = [p.name for p in problems]
-    assert names[:3] == ["level1/1_Abs_1", "level1/2_Tanh_2", "level1/3_Exp_3"]  # natural numeric order
+    assert names[:3] == ["level1/1_Sigmoid_1", "level1/2_Tanh_2", "level1/3_Exp_3"]  # natural numeric order
     level4 = [p for p in problems if p.level == 4]
     assert "transformers" in level4[0].source  # loads although transformers is not importable here
     # and the generated files really run: one of each runnable level
-    for name in ("level1/1_Abs_1", "level2/7_Conv2d_Tanh_BiasAdd", "level3/2_ResNetLike2"):
+    for name in ("level1/1_Sigmoid_1", "level2/7_Conv2d_Tanh_BiasAdd", "level3/2_ResNetLike2"):
         check_problem(next(p for p in problems if p.name == name))
 
 
