@@ -1,0 +1,1 @@
+"""Generation agent, performance-analysis agent and answer parsing."""

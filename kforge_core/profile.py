@@ -1,0 +1,66 @@
+"""ProfileReport: what the performance-analysis agent reads, whatever tool produced it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kforge_core.evaluation.result import EvalResult
+from kforge_core.llm.base import ImageData
+
+MAX_PROMPT_CHARS = 7000  # ~2k tokens
+
+
+@dataclass
+class Metric:
+    name: str
+    value: float | str
+    unit: str = ""
+    note: str = ""
+
+    def render(self) -> str:
+        v = f"{self.value:.4g}" if isinstance(self.value, float) else str(self.value)
+        return f"- {self.name}: {v}{(' ' + self.unit) if self.unit else ''}{(' (' + self.note + ')') if self.note else ''}"
+
+
+@dataclass
+class ProfileReport:
+    tool: str  # "ncu", "torch.profiler", "nsys", "evaluator timings", "screenshots"
+    metrics: list[Metric] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # the tool's own rule messages
+    kernels: list[dict] = field(default_factory=list)  # per-kernel rows: name, time, share, ...
+    images: list[ImageData] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def render_text(self, limit: int = MAX_PROMPT_CHARS) -> str:
+        lines = [f"Source: {self.tool}"]
+        if self.metrics:
+            lines += ["Metrics:"] + [m.render() for m in self.metrics]
+        if self.kernels:
+            lines.append("Kernels (by time):")
+            for k in self.kernels[:12]:
+                lines.append("- " + ", ".join(f"{key}={val}" for key, val in k.items()))
+        if self.findings:
+            lines += ["Tool findings:"] + [f"- {f}" for f in self.findings[:10]]
+        if self.images:
+            lines.append(f"Screenshots attached: {', '.join(i.label or i.mime for i in self.images)}")
+        lines += [f"Note: {n}" for n in self.notes]
+        text = "\n".join(lines)
+        return text if len(text) <= limit else text[:limit] + "\n[report truncated]"
+
+
+def report_from_eval(result: EvalResult) -> ProfileReport:
+    """The profile every backend has: the evaluator's own timings."""
+    metrics = []
+    for name in ("candidate", "eager", "compiled"):
+        t = result.timings.get(name)
+        if t:
+            metrics.append(Metric(f"{name} time (median)", t.median_ms, "ms",
+                                  f"IQR {t.q1_ms:.4g}-{t.q3_ms:.4g} ms, {t.reps} reps"))
+    for base in ("eager", "compiled"):
+        s = result.speedup(base)
+        if s is not None:
+            metrics.append(Metric(f"speedup vs {base}", s, "x"))
+    env = result.environment
+    notes = [f"device {env.get('device', '?')} ({env.get('gpu') or env.get('cpu', '?')}), "
+             f"{env.get('threads', '?')} threads"] if env else []
+    return ProfileReport("evaluator timings", metrics=metrics, notes=notes)
