@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from kforge_core.backends.base import Availability, Backend
 from kforge_core.backends.cpu import CpuBackend
+from kforge_core.backends.cuda import CudaBackend
+from kforge_core.backends.metal import MetalBackend
+from kforge_core.backends.triton import TritonBackend
 
-_BACKENDS: dict[str, Backend] = {b.name: b for b in (CpuBackend(),)}
+_BACKENDS: dict[str, Backend] = {b.name: b for b in (CpuBackend(), CudaBackend(), TritonBackend(), MetalBackend())}
 
 
 class UnknownBackend(KeyError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,18 +16,40 @@ class Availability:
     reason: str = ""
 
 
+@functools.lru_cache(maxsize=1)
+def cuda_gpu_present() -> bool:
+    """Whether torch sees a CUDA GPU (cached: asked once per process)."""
+    try:
+        import torch
+
+        return torch.version.cuda is not None and torch.cuda.is_available()
+    except Exception:
+        return False
+
+
 class Backend:
     name: str = ""
     language: str = ""
-    device: str = "cpu"  # torch device the problem's inputs and models move to
-    # RLIMIT_AS can bound memory only where the runtime does not reserve huge address ranges (CUDA does).
-    address_space_limit: bool = True
     # Regexes, any of which shows the program builds a kernel of this backend (static check).
     kernel_markers: tuple[str, ...] = ()
-    interpreted: bool = False  # correctness only, no timing (e.g. Triton's CPU interpreter)
+    # Markdown fence tag of the kernel language, for prompts showing this backend's code.
+    code_tag: str = "python"
 
     def available(self) -> Availability:
         raise NotImplementedError
+
+    def device(self) -> str:
+        """The torch device the problem's inputs and models move to."""
+        return "cpu"
+
+    def is_interpreted(self) -> bool:
+        """Correctness only, no timing (e.g. Triton's CPU interpreter)."""
+        return False
+
+    @property
+    def address_space_limit(self) -> bool:
+        # RLIMIT_AS can bound memory only where the runtime does not reserve huge address ranges (CUDA does).
+        return self.device() == "cpu"
 
     def child_env(self, cache_dir: Path) -> dict[str, str]:
         """Environment variables for the evaluation worker (build caches, interpreter switches)."""

@@ -42,3 +42,46 @@ def measure(fns: dict[str, Callable[[], object]], clock, warmup: int, min_reps: 
         if reps >= max_reps or (reps >= min_reps and spent >= min_time_s * len(fns)):
             break
     return {name: _stats(s) for name, s in samples.items()}
+
+
+class CudaClock:
+    """CUDA events around the call, L2 flushed before each rep, whole device synchronised before the
+    start event and after the end event (work on other streams cannot leak into the next rep)."""
+
+    def __init__(self):
+        import torch
+
+        self.torch = torch
+        l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 64 << 20)
+        self.flush_buf = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.int32, device="cuda")
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+
+    def time_once(self, fn: Callable[[], object]) -> float:
+        self.flush_buf.zero_()
+        self.torch.cuda.synchronize()
+        self.start.record()
+        fn()
+        self.end.record()
+        self.torch.cuda.synchronize()
+        return self.start.elapsed_time(self.end)
+
+
+class MpsClock:
+    """Apple GPUs: wall clock between full device synchronisations."""
+
+    def __init__(self):
+        import torch
+
+        self.torch = torch
+
+    def time_once(self, fn: Callable[[], object]) -> float:
+        self.torch.mps.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        self.torch.mps.synchronize()
+        return (time.perf_counter() - t0) * 1e3
+
+
+def make_clock(device_type: str):
+    return {"cuda": CudaClock, "mps": MpsClock}.get(device_type, CpuClock)()

@@ -126,7 +126,37 @@ def environment(device: str) -> dict:
                 break
     except OSError:
         env["cpu"] = platform.processor()
+    if device == "cuda":
+        env.update(gpu_environment())
     return env
+
+
+def gpu_environment() -> dict:
+    """GPU name, capability, CUDA versions, and driver / clocks where nvidia-smi can read them."""
+    import subprocess
+
+    import torch
+
+    p = torch.cuda.get_device_properties(0)
+    env = {"gpu": p.name, "capability": "%d.%d" % (p.major, p.minor), "sm_count": p.multi_processor_count,
+           "cuda_runtime": torch.version.cuda, "triton": _version("triton")}
+    fields = "driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit"
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=20).stdout.splitlines()
+        if out:
+            for k, v in zip(fields.split(","), out[0].split(",")):
+                env[k.replace(".", "_")] = v.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return env
+
+
+def _version(module: str) -> str | None:
+    try:
+        return __import__(module).__version__
+    except Exception:
+        return None
 
 
 class Evaluation:
@@ -269,7 +299,7 @@ class Evaluation:
                 fns["compiled"] = lambda: compiled(*inputs)
             except Exception as e:  # an inductor failure must not sink the candidate's verdict
                 errors["compiled"] = describe_exception(e, "")
-        clock = T.CpuClock()
+        clock = T.make_clock(device.type)
         try:
             stats = T.measure(fns, clock, s.warmup, s.min_reps, s.max_reps, s.min_timing_s)
         except Exception as e:
@@ -282,11 +312,13 @@ class Evaluation:
 
         if self.settings.threads:
             torch.set_num_threads(self.settings.threads)
-        device = torch.device(self.backend.device)
-        sync = (lambda: torch.cuda.synchronize()) if device.type == "cuda" else (lambda: None)
+        device = torch.device(self.backend.device())
+        sync = {"cuda": torch.cuda.synchronize, "mps": lambda: torch.mps.synchronize()}.get(device.type,
+                                                                                          lambda: None)
+        interpreted = self.backend.is_interpreted()
         result = {"problem": self.problem["name"], "backend": self.backend.name,
-                  "environment": environment(str(device)), "trials": [], "timings": {}, "timing_errors": {},
-                  "interpreted": self.backend.interpreted}
+                  "environment": environment(device.type), "trials": [], "timings": {}, "timing_errors": {},
+                  "interpreted": interpreted}
         self.trials: list[dict] = []
         ref = self.load_problem()
         if self.job.get("reference_only"):
@@ -298,7 +330,7 @@ class Evaluation:
             model_new = self.build()
             self.correctness(ref, model_new, device, sync)
             result["trials"] = self.trials
-            if self.settings.timing and not self.backend.interpreted:
+            if self.settings.timing and not interpreted:
                 result["timings"], result["timing_errors"] = self.timing(ref, model_new, device, sync)
             result.update(verdict="correct", messages=[f"all {len(self.trials)} trials match the reference"])
         except Outcome as o:
