@@ -38,6 +38,7 @@ def _evaluate_examples(backend_name: str):
         warm = list(pool.map(lambda n: evaluate(resolve_problem(n), b.example_for(n).read_text(), b,
                                                 EvalSettings(timing=False)), names))
     for n, r in zip(names, warm):
+        record(f"{backend_name}:{n} (cold cache, {len(names)} builds at once, no timing: {r.duration_s:.1f} s)", r)
         assert r.verdict == Verdict.CORRECT, (n, r.messages, r.build_log)
     results = {}
     for n in names:

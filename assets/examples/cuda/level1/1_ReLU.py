@@ -5,6 +5,8 @@ from torch.utils.cpp_extension import load_inline
 relu_cuda_src = r"""
 #include <torch/extension.h>
 #include <cuda_runtime.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 
 // Grid-stride loop over float4 vectors, scalar tail: one read and one write per element.
 __global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
@@ -27,7 +29,7 @@ torch::Tensor relu_cuda(torch::Tensor x) {
     const int64_t n = xc.numel();
     const int threads = 256;
     const int blocks = (int)std::min<int64_t>((n / 4 + threads - 1) / threads + 1, 65535);
-    relu_kernel<<<blocks, threads>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n);
+    relu_kernel<<<blocks, threads, 0, at::cuda::getCurrentCUDAStream()>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return y;
 }

@@ -5,6 +5,8 @@ from torch.utils.cpp_extension import load_inline
 sum_cuda_src = r"""
 #include <torch/extension.h>
 #include <cuda_runtime.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 
 // View x as [outer, reduce, inner]; one thread per (outer, inner) output, walking the reduced axis.
 // Consecutive threads take consecutive inner indices, so every load is coalesced.
@@ -32,7 +34,7 @@ torch::Tensor sum_dim_cuda(torch::Tensor x, int64_t dim) {
     auto y = torch::empty(sizes, xc.options());
     const int threads = 256;
     const int64_t blocks = (outer * inner + threads - 1) / threads;
-    sum_dim_kernel<<<blocks, threads>>>(xc.data_ptr<float>(), y.data_ptr<float>(), outer, xc.size(dim), inner);
+    sum_dim_kernel<<<blocks, threads, 0, at::cuda::getCurrentCUDAStream()>>>(xc.data_ptr<float>(), y.data_ptr<float>(), outer, xc.size(dim), inner);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return y;
 }

@@ -5,6 +5,8 @@ from torch.utils.cpp_extension import load_inline
 softmax_cuda_src = r"""
 #include <torch/extension.h>
 #include <cuda_runtime.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 #include <cfloat>
 
 __device__ __forceinline__ float warp_max(float v) {
@@ -51,7 +53,7 @@ torch::Tensor softmax_cuda(torch::Tensor x) {
     TORCH_CHECK(x.is_cuda() && x.dim() == 2 && x.scalar_type() == torch::kFloat32, "expects a 2D float32 CUDA tensor");
     auto xc = x.contiguous();
     auto y = torch::empty_like(xc);
-    softmax_kernel<<<xc.size(0), 512>>>(xc.data_ptr<float>(), y.data_ptr<float>(), (int)xc.size(1));
+    softmax_kernel<<<xc.size(0), 512, 0, at::cuda::getCurrentCUDAStream()>>>(xc.data_ptr<float>(), y.data_ptr<float>(), (int)xc.size(1));
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return y;
 }

@@ -5,6 +5,8 @@ from torch.utils.cpp_extension import load_inline
 layernorm_cuda_src = r"""
 #include <torch/extension.h>
 #include <cuda_runtime.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 
 __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
@@ -51,7 +53,7 @@ torch::Tensor layernorm_cuda(torch::Tensor x, torch::Tensor w, torch::Tensor b, 
     auto xc = x.contiguous();
     auto y = torch::empty_like(xc);
     const int64_t rows = xc.numel() / cols;
-    layernorm_kernel<<<rows, threads>>>(xc.data_ptr<float>(), w.contiguous().data_ptr<float>(),
+    layernorm_kernel<<<rows, threads, 0, at::cuda::getCurrentCUDAStream()>>>(xc.data_ptr<float>(), w.contiguous().data_ptr<float>(),
                                         b.contiguous().data_ptr<float>(), y.data_ptr<float>(), cols, (float)eps);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return y;

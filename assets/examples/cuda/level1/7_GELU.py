@@ -5,6 +5,8 @@ from torch.utils.cpp_extension import load_inline
 gelu_cuda_src = r"""
 #include <torch/extension.h>
 #include <cuda_runtime.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 
 // Exact (erf) GELU, float4-vectorised.
 __device__ __forceinline__ float gelu(float v) { return 0.5f * v * (1.f + erff(v * 0.70710678118654752f)); }
@@ -29,9 +31,9 @@ torch::Tensor gelu_cuda(torch::Tensor x) {
     const int64_t n = xc.numel(), n4 = n / 4;
     const int threads = 256;
     const int blocks = (int)std::max<int64_t>(1, std::min<int64_t>((n4 + threads - 1) / threads, 65535));
-    gelu_kernel<<<blocks, threads>>>(reinterpret_cast<const float4*>(xc.data_ptr<float>()),
+    gelu_kernel<<<blocks, threads, 0, at::cuda::getCurrentCUDAStream()>>>(reinterpret_cast<const float4*>(xc.data_ptr<float>()),
                                      reinterpret_cast<float4*>(y.data_ptr<float>()), n4);
-    if (n % 4) gelu_tail<<<1, 4>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n4 * 4, n);
+    if (n % 4) gelu_tail<<<1, 4, 0, at::cuda::getCurrentCUDAStream()>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n4 * 4, n);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return y;
 }

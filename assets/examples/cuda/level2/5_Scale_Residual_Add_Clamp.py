@@ -5,6 +5,8 @@ from torch.utils.cpp_extension import load_inline
 fused_cuda_src = r"""
 #include <torch/extension.h>
 #include <cuda_runtime.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 
 // y = clamp(x * scale + r, lo, hi): one kernel, two reads and one write per element (eager runs three).
 __global__ void scale_add_clamp_kernel(const float4* __restrict__ x, const float4* __restrict__ r,
@@ -27,7 +29,7 @@ torch::Tensor scale_add_clamp_cuda(torch::Tensor x, torch::Tensor r, double s, d
     const int64_t n4 = xc.numel() / 4;
     const int threads = 256;
     const int blocks = (int)std::min<int64_t>((n4 + threads - 1) / threads, 65535);
-    scale_add_clamp_kernel<<<blocks, threads>>>(
+    scale_add_clamp_kernel<<<blocks, threads, 0, at::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<const float4*>(xc.data_ptr<float>()), reinterpret_cast<const float4*>(rc.data_ptr<float>()),
         reinterpret_cast<float4*>(y.data_ptr<float>()), n4, (float)s, (float)lo, (float)hi);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
