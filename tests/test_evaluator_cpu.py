@@ -69,7 +69,7 @@ def test_segfault_is_a_runtime_error_and_parent_survives():
 def test_abort_and_os_exit():
     r = run("return ext.abort_now(x)")
     assert r.verdict == Verdict.RUNTIME_ERROR and "SIGABRT" in r.messages[0]
-    r = run("os._exit(7)")
+    r = run("os._exit(7)", strictness="off")  # strict rules would reject os._exit before it runs
     assert r.verdict == Verdict.RUNTIME_ERROR and "exited with code 7" in r.messages[0]
 
 

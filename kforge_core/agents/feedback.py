@@ -15,7 +15,7 @@ def _tail(text: str, n: int) -> str:
 
 def feedback_from_result(r: EvalResult) -> dict:
     fb = {"verdict": r.verdict.value, "messages": r.messages[:6], "build_log": "", "trials": [], "timings": {},
-          "speedup": r.speedup("eager"), "stderr": ""}
+          "speedup": r.speedup("eager"), "stderr": "", "flags": list(r.flags)}
     if r.verdict == Verdict.COMPILE_ERROR:
         fb["build_log"] = r.build_log[:BUILD_LOG_CHARS]
     if r.verdict in (Verdict.NUMERICAL_MISMATCH, Verdict.SHAPE_MISMATCH, Verdict.CORRECT):

@@ -40,6 +40,9 @@ def compare(ref, cand, tolerances: dict[str, tuple[float, float]]) -> Comparison
     for (path, r), (_, c) in zip(ref_leaves, cand_leaves):
         if not isinstance(c, torch.Tensor):
             return Comparison(False, False, f"{path}: expected a Tensor, got {type(c).__name__}")
+        if type(c) is not type(r) and type(c) is not torch.Tensor:
+            # a Tensor subclass can fake comparisons (__torch_function__, lazy values): plain tensors only
+            return Comparison(False, False, f"{path}: expected a plain torch.Tensor, got {type(c).__name__}")
         if tuple(c.shape) != tuple(r.shape):
             return Comparison(False, False, f"{path}: expected shape {tuple(r.shape)}, got {tuple(c.shape)}")
         if c.dtype != r.dtype:

@@ -82,7 +82,7 @@ def evaluate(problem: Problem, candidate_source: str, backend: Backend | str,
     backend = get_backend(backend) if isinstance(backend, str) else backend
     settings = settings or EvalSettings()
     t0 = time.monotonic()
-    finding = check_source(candidate_source, backend)
+    finding = check_source(candidate_source, backend, settings.strictness)
     if finding:
         return EvalResult(finding.verdict, [finding.message], problem=problem.name, backend=backend.name,
                           stage="static_checks", duration_s=round(time.monotonic() - t0, 3))

@@ -55,6 +55,7 @@ class EvalResult:
     timings: dict[str, TimingStats] = field(default_factory=dict)  # candidate / eager / compiled
     timing_errors: dict[str, str] = field(default_factory=dict)  # e.g. torch.compile failing on this machine
     interpreted: bool = False  # correctness only (e.g. Triton interpreter): no timings
+    flags: list[str] = field(default_factory=list)  # correct, but to be reviewed (e.g. implausible speedup)
     environment: dict = field(default_factory=dict)
     build_log: str = ""  # trimmed compiler output
     stdout_tail: str = ""

@@ -30,6 +30,8 @@ class EvalSettings:
     min_timing_s: float = 0.5  # per measured function
     threads: int | None = None  # CPU threads for torch and OpenMP; None: all cores
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    strictness: str = "strict"  # anti-cheat rules: "strict", "lenient" or "off" (see static_checks.py)
+    suspicious_speedup: float = 10.0  # speedups above this are flagged for review, not celebrated
     cache_dir: str | None = None  # build cache (torch extensions); None: ~/.cache/kforge
     keep_workdir: bool = False
 

@@ -75,14 +75,21 @@ def describe_exception(e: BaseException, filename: str) -> str:
     return f"{type(e).__name__}: {msg}{where}"
 
 
-def load_source_module(source: str, filename: str, module_name: str):
+def load_source_module(source: str, filename: str, module_name: str, register: bool = True):
     import types
 
     mod = types.ModuleType(module_name)
     mod.__file__ = filename
-    sys.modules[module_name] = mod
+    if register:
+        sys.modules[module_name] = mod
     exec(compile(source, filename, "exec"), mod.__dict__)
     return mod
+
+
+def _all_same(a: list, b: list) -> bool:
+    from kforge_core.evaluation.anticheat import _same
+
+    return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
 
 
 def _seeded(seed: int, fn):
@@ -175,7 +182,7 @@ class Evaluation:
         self.log.stage("load_problem")
         path = self.problem["path"]
         try:
-            ref = load_source_module(self.problem["source"], path, "kforge_reference")
+            ref = load_source_module(self.problem["source"], path, "kforge_reference", register=False)
         except Exception as e:
             raise ProblemFailure(f"{path}: importing the problem failed: {describe_exception(e, path)}")
         for name in ("Model", "get_inputs", "get_init_inputs"):
@@ -239,12 +246,14 @@ class Evaluation:
         return model_new
 
     def correctness(self, ref, model_new, device, sync) -> list[dict]:
+        from kforge_core.evaluation import anticheat as AC
         from kforge_core.evaluation.correctness import compare
 
         self.log.stage("correctness")
-        trials, failures = [], []
+        checks = self.settings.strictness != "off"
+        trials, failures, first_outputs = [], [], None
         for i in range(self.settings.n_trials):
-            seed = self.settings.seed + i
+            seed = self.settings.seed + i  # fresh inputs and a fresh model pair per trial
             init, inputs = self.make_case(ref, seed)
             ref_model = self.make_reference(ref, init, seed, device)
             try:
@@ -253,24 +262,54 @@ class Evaluation:
                 raise Outcome("runtime_error", f"ModelNew(*init_inputs) raised "
                                                f"{describe_exception(e, self.candidate_path)}")
             inputs = _to_device(inputs, device)
+            pristine = AC.snapshot(inputs)
+            cand_inputs = _clone(inputs)
+            if checks and self.output_bytes:
+                AC.poison_free_memory(device, 2 * self.output_bytes)
             # The candidate runs first, on its own copy of the inputs: nothing of the reference's run exists yet.
+            call = lambda: cand_model(*cand_inputs)  # noqa: E731
             try:
-                cand_out = cand_model(*_clone(inputs))
+                if checks and i == 0 and self.settings.strictness == "strict":
+                    cand_ops = AC.aten_ops(lambda: call())
+                    cand_inputs = _clone(inputs)
+                cand_out = call()
                 sync()
             except Exception as e:
                 raise Outcome("runtime_error", f"trial {i + 1} (seed {seed}): ModelNew.forward raised "
                                                f"{describe_exception(e, self.candidate_path)}")
+            if checks and i == 0 and self.settings.strictness == "strict":
+                ref_ops = AC.aten_ops(lambda: self.run_reference(ref_model, _clone(inputs)))
+                fallback = AC.fallback_violation(ref_ops, cand_ops)
+                if fallback:
+                    raise Outcome("runtime_error", f"rule violated: {fallback}")
             ref_out = self.run_reference(ref_model, inputs)
             sync()
+            self.output_bytes = AC.output_bytes_hint(ref_out)
+            if checks:
+                cand_changed, ref_changed = AC.mutated(cand_inputs, pristine), AC.mutated(inputs, pristine)
+                if cand_changed and not ref_changed:
+                    raise Outcome("runtime_error", f"rule violated: the candidate modified its inputs in place "
+                                                   f"({', '.join(cand_changed)}); the reference does not")
+                cand_alias = AC.aliased(cand_out, cand_inputs)
+                if cand_alias and not AC.aliased(ref_out, inputs):
+                    raise Outcome("runtime_error", f"rule violated: output memory is input memory "
+                                                   f"({', '.join(cand_alias)})")
             c = compare(ref_out, cand_out, self.settings.tolerances)
             if not c.structure_ok:
                 trials.append({"seed": seed, "passed": False, "note": c.message})
+                self.trials = trials
                 raise Outcome("shape_mismatch", f"trial {i + 1} (seed {seed}): {c.message}")
+            note = c.message
+            if first_outputs is None:
+                first_outputs = (AC.snapshot(cand_out), AC.snapshot(ref_out))
+            elif not c.passed and _all_same(AC.snapshot(cand_out), first_outputs[0]) \
+                    and not _all_same(AC.snapshot(ref_out), first_outputs[1]):
+                note += "; the output did not change with the input (constant or cached result)"
             trials.append({"seed": seed, "passed": c.passed, "max_abs_err": c.max_abs_err,
                            "max_rel_err": c.max_rel_err, "mismatch_fraction": c.mismatch_fraction,
-                           "worst": c.worst, "note": c.message})
+                           "worst": c.worst, "note": note})
             if not c.passed:
-                failures.append(f"trial {i + 1} (seed {seed}): {c.message}; worst {c.worst}")
+                failures.append(f"trial {i + 1} (seed {seed}): {note}; worst {c.worst}")
         self.trials = trials
         if failures:
             raise Outcome("numerical_mismatch", *failures)
@@ -304,7 +343,53 @@ class Evaluation:
             stats = T.measure(fns, clock, s.warmup, s.min_reps, s.max_reps, s.min_timing_s)
         except Exception as e:
             raise Outcome("runtime_error", f"during timing: {describe_exception(e, self.candidate_path)}")
+        if s.strictness != "off":
+            self.check_after_timing(ref, ref_model, cand_model, inputs, seed, sync)
+            self.flags += self.review_flags(stats, inputs, cand_model, device, sync)
         return {k: vars(v) for k, v in stats.items()}, errors
+
+    def check_after_timing(self, ref, ref_model, cand_model, inputs, seed, sync) -> None:
+        """Give the timed input tensors new values in place: an output cached during timing (keyed by the
+        tensors' identity or address) no longer matches."""
+        from kforge_core.evaluation import anticheat as AC
+        from kforge_core.evaluation.correctness import compare
+
+        _, fresh = self.make_case(ref, seed + 1)
+        for (_, t), (_, f) in zip(AC.tensors(inputs), AC.tensors(fresh)):
+            t.copy_(f.to(t.device))
+        cand_out = cand_model(*inputs)
+        sync()
+        c = compare(self.run_reference(ref_model, inputs), cand_out, self.settings.tolerances)
+        if not c.passed:
+            raise Outcome("numerical_mismatch", "after timing, the inputs were given new values in place and the "
+                                                f"output no longer matches ({c.message or 'structure changed'}): a "
+                                                "result cached during timing?")
+
+    def review_flags(self, stats, inputs, cand_model, device, sync) -> list[str]:
+        """Correct, but implausible: speedups past the review threshold or past the memory roofline."""
+        from kforge_core.evaluation import anticheat as AC
+
+        flags = []
+        cand, eager = stats.get("candidate"), stats.get("eager")
+        if cand and eager and cand.median_ms > 0 and eager.median_ms / cand.median_ms > self.settings.suspicious_speedup:
+            flags.append(f"speedup {eager.median_ms / cand.median_ms:.1f}x vs eager is above the "
+                         f"{self.settings.suspicious_speedup:g}x review threshold: check the kernel by hand")
+        if device.type == "cuda" and cand:
+            io_bytes = sum(t.numel() * t.element_size() for _, t in AC.tensors(inputs)) + self.output_bytes
+            floor = AC.roofline_ms(io_bytes, AC.measure_copy_bandwidth(device))
+            if cand.median_ms < 0.9 * floor:
+                flags.append(f"candidate time {cand.median_ms * 1e3:.1f} us is below the memory roofline "
+                             f"({floor * 1e3:.1f} us to move {io_bytes / 1e6:.1f} MB at the measured bandwidth)")
+            wall = []
+            for _ in range(5):  # work left on other streams shows up here and not in the event timing
+                t0 = time.perf_counter()
+                cand_model(*inputs)
+                sync()
+                wall.append((time.perf_counter() - t0) * 1e3)
+            if sorted(wall)[2] > 3 * cand.median_ms + 0.2:
+                flags.append(f"wall-clock time with a full device sync ({sorted(wall)[2]:.3f} ms) far exceeds the "
+                             f"stream-timed {cand.median_ms:.3f} ms: work outside the timed stream?")
+        return flags
 
     # -- driver ---------------------------------------------------------------------------------------
     def run(self) -> dict:
@@ -320,6 +405,8 @@ class Evaluation:
                   "environment": environment(device.type), "trials": [], "timings": {}, "timing_errors": {},
                   "interpreted": interpreted}
         self.trials: list[dict] = []
+        self.flags: list[str] = []
+        self.output_bytes = 0
         ref = self.load_problem()
         if self.job.get("reference_only"):
             init, inputs = self.make_case(ref, self.settings.seed)
@@ -332,7 +419,8 @@ class Evaluation:
             result["trials"] = self.trials
             if self.settings.timing and not interpreted:
                 result["timings"], result["timing_errors"] = self.timing(ref, model_new, device, sync)
-            result.update(verdict="correct", messages=[f"all {len(self.trials)} trials match the reference"])
+            result.update(verdict="correct", messages=[f"all {len(self.trials)} trials match the reference"],
+                          flags=self.flags)
         except Outcome as o:
             result.update(verdict=o.verdict, messages=o.messages, build_log=o.build_log, trials=self.trials)
         return result

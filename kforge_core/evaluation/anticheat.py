@@ -1,0 +1,112 @@
+"""Runtime checks that keep a candidate from passing by gaming the harness instead of computing.
+
+Each function is small and pure; worker.py decides when to call them. Every check has an adversarial
+candidate under tests/adversarial/cases/ that tries the trick it stops.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kforge_core.evaluation.correctness import flatten
+
+# Operators that move, view or allocate data: a custom kernel's wrapper may call them freely.
+SUPPORT_OPS = {
+    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided",
+    "aten::zeros", "aten::zeros_like", "aten::ones", "aten::ones_like", "aten::full", "aten::new_zeros",
+    "aten::contiguous", "aten::clone", "aten::copy_", "aten::view", "aten::reshape", "aten::_reshape_alias",
+    "aten::as_strided", "aten::expand", "aten::to", "aten::_to_copy", "aten::detach", "aten::detach_",
+    "aten::lift_fresh", "aten::resolve_conj", "aten::resolve_neg", "aten::t", "aten::transpose", "aten::permute",
+    "aten::select", "aten::slice", "aten::narrow", "aten::unsqueeze", "aten::squeeze", "aten::flatten",
+    "aten::split", "aten::chunk", "aten::unbind", "aten::item", "aten::_local_scalar_dense", "aten::fill_",
+    "aten::zero_", "aten::result_type", "aten::alias", "aten::set_", "aten::is_nonzero", "aten::size",
+    "aten::stride", "aten::numel", "aten::dim", "aten::is_contiguous", "aten::view_as", "aten::expand_as",
+    "aten::unflatten", "aten::_unsafe_view", "aten::record_stream",
+}
+
+
+def tensors(obj) -> list[tuple[str, torch.Tensor]]:
+    return [(p, t) for p, t in flatten(obj, "input") if isinstance(t, torch.Tensor)]
+
+
+def snapshot(inputs) -> list[torch.Tensor]:
+    return [t.detach().clone() for _, t in tensors(inputs)]
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return torch.equal(a, b)
+
+
+def mutated(inputs, before: list[torch.Tensor]) -> list[str]:
+    """Input paths whose values differ from the snapshot taken before the call."""
+    return [p for (p, t), b in zip(tensors(inputs), before) if not _same(t.detach(), b)]
+
+
+def _storages(obj) -> dict[int, str]:
+    out = {}
+    for p, t in tensors(obj):
+        if t.numel():
+            out[t.untyped_storage().data_ptr()] = p
+    return out
+
+
+def aliased(outputs, inputs) -> list[str]:
+    """Outputs that share memory with an input."""
+    ins = _storages(inputs)
+    return [f"{p} aliases {ins[ptr]}" for ptr, p in _storages(outputs).items() if ptr in ins]
+
+
+def poison_free_memory(device: torch.device, nbytes: int) -> None:
+    """Fill memory the allocator will hand out next with NaNs, so an output the candidate never writes
+    cannot happen to hold a previous result's bytes."""
+    n = max(nbytes // 4, 1 << 16)
+    block = torch.empty(n, dtype=torch.float32, device=device)
+    block.fill_(float("nan"))
+    del block
+
+
+def output_bytes_hint(ref_outputs) -> int:
+    return sum(t.numel() * t.element_size() for _, t in tensors(ref_outputs))
+
+
+def aten_ops(fn) -> set[str]:
+    """The PyTorch operators a call dispatches (CPU-side profiler: cheap, works on every device)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    return {e.key for e in prof.key_averages() if e.key.startswith("aten::")}
+
+
+def fallback_violation(reference_ops: set[str], candidate_ops: set[str]) -> str | None:
+    """The candidate fell back to PyTorch if it still runs every compute operator the reference runs."""
+    compute = reference_ops - SUPPORT_OPS
+    if compute and compute <= candidate_ops:
+        return ("the candidate runs the reference's own PyTorch operators (" + ", ".join(sorted(compute)) +
+                ") instead of replacing any with a custom kernel")
+    return None
+
+
+def roofline_ms(input_and_output_bytes: int, bandwidth_bytes_per_s: float) -> float:
+    return input_and_output_bytes / bandwidth_bytes_per_s * 1e3
+
+
+def measure_copy_bandwidth(device: torch.device) -> float:
+    """Device-to-device copy bandwidth (bytes read + written per second), the memory roofline's slope."""
+    n = 256 << 20
+    a = torch.empty(n // 4, dtype=torch.float32, device=device)
+    b = torch.empty_like(a)
+    for _ in range(3):
+        b.copy_(a)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(10):
+        b.copy_(a)
+    end.record()
+    torch.cuda.synchronize()
+    return 2 * n * 10 / (start.elapsed_time(end) / 1e3)

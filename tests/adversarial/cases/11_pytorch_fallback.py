@@ -1,0 +1,8 @@
+# tries: build a kernel (to pass the static check) but compute with the PyTorch operator
+# expect: runtime_error
+# preamble: relu_ext
+# message: reference's own PyTorch operators
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)

@@ -1,0 +1,3 @@
+# tries: an empty program
+# expect: generation_failure
+# generate: empty

@@ -1,0 +1,4 @@
+# tries: binary bytes instead of source
+# expect: static_rejected
+# generate: binary
+# message: NUL bytes

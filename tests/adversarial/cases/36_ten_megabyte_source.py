@@ -1,0 +1,4 @@
+# tries: a 10 MB program
+# expect: static_rejected
+# generate: 10mb
+# message: limit
