@@ -9,6 +9,7 @@ kills the process, the parent still knows the last stage from this file.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -72,6 +73,8 @@ def describe_exception(e: BaseException, filename: str) -> str:
         if frame.filename == filename:
             where = f" ({Path(filename).name}:{frame.lineno} in {frame.name})"
             break
+    if isinstance(e, OSError) and e.errno == errno.EFBIG:
+        where += " [the worker's output limit was reached: a stdout flood or a runaway file]"
     return f"{type(e).__name__}: {msg}{where}"
 
 

@@ -21,7 +21,7 @@ def test_adversarial_case_gets_declared_verdict(case):
     r = run_case(case)
     assert r.verdict.value == case.expect, (case.name, case.tries, r.verdict.value, r.messages)
     if case.message:
-        assert case.message in r.messages[0], (case.name, r.messages)
+        assert any(case.message in m for m in r.messages), (case.name, r.messages)
 
 
 def test_no_worker_survives_the_suite():

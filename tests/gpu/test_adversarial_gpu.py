@@ -21,7 +21,7 @@ def test_gpu_adversarial_case(case):
     print(f"\n=== {case.name}: {r.verdict.value}: {r.messages[:1]}")
     assert r.verdict.value == case.expect, (case.name, r.messages)
     if case.message:
-        assert case.message in r.messages[0], (case.name, r.messages)
+        assert any(case.message in m for m in r.messages), (case.name, r.messages)
     if case.name.startswith("39_"):  # the context is poisoned: the next candidate must still be judged fine
         from kforge_core.backends import get_backend
 
