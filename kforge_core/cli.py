@@ -59,6 +59,29 @@ def _cmd_eval(args) -> int:
     return 0 if result.correct else 1
 
 
+def _cmd_profile(args) -> int:
+    problem = resolve_problem(args.problem)
+    source = Path(args.candidate).read_text()
+    if args.tool == "ncu":
+        from profiler_adapters.ncu import NcuUnavailable, profile
+
+        try:
+            report, _ = profile(problem, source, args.backend, out_dir=Path(args.out) if args.out else None)
+        except NcuUnavailable as e:
+            print(f"ncu unavailable: {e}; falling back to torch.profiler", file=sys.stderr)
+            args.tool = "torch"
+    if args.tool == "torch":
+        from profiler_adapters.torch_profiler import ProfileFailed, profile as torch_profile
+
+        try:
+            report = torch_profile(problem, source, args.backend)
+        except ProfileFailed as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+    print(report.render_text())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kforge", description="KForge: LLM agents that write fast kernels.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -86,6 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-timeout", type=float, default=120.0)
     p.add_argument("--memory-mb", type=int, default=8192)
     p.set_defaults(fn=_cmd_eval)
+    p = sub.add_parser("profile", help="profile a candidate: torch.profiler (everywhere) or Nsight Compute")
+    p.add_argument("--problem", required=True)
+    p.add_argument("--backend", default="cpu")
+    p.add_argument("--candidate", required=True)
+    p.add_argument("--tool", choices=["torch", "ncu"], default="torch")
+    p.add_argument("--out", help="folder for ncu's raw CSV and log")
+    p.set_defaults(fn=_cmd_profile)
     return ap
 
 

@@ -48,6 +48,22 @@ class ProfileReport:
         return text if len(text) <= limit else text[:limit] + "\n[report truncated]"
 
 
+    def table_rows(self) -> list[dict]:
+        """The metrics as rows for a UI table."""
+        return [{"metric": m.name, "value": m.value if isinstance(m.value, str) else round(m.value, 4),
+                 "unit": m.unit, "note": m.note} for m in self.metrics]
+
+    def percent_metrics(self) -> dict[str, float]:
+        """Metrics given as a share of peak (SpeedOfLight, occupancy, hit rates): the bars of a UI chart."""
+        return {m.name: float(m.value) for m in self.metrics
+                if m.unit == "%" and isinstance(m.value, (int, float))}
+
+    def to_dict(self) -> dict:
+        return {"tool": self.tool, "metrics": [vars(m) for m in self.metrics], "findings": self.findings,
+                "kernels": self.kernels, "notes": self.notes,
+                "images": [{"mime": i.mime, "label": i.label, "bytes": len(i.data)} for i in self.images]}
+
+
 def report_from_eval(result: EvalResult) -> ProfileReport:
     """The profile every backend has: the evaluator's own timings."""
     metrics = []

@@ -31,7 +31,7 @@ SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis"
 STALL_REASONS = ("long_scoreboard", "short_scoreboard", "mio_throttle", "lg_throttle", "wait", "barrier",
                  "math_pipe_throttle", "not_selected", "dispatch_stall", "drain", "membar", "no_instruction",
                  "sleeping", "tex_throttle", "branch_resolving", "imc_miss", "misc")
-EXTRA_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum",
+EXTRA_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "sm__inst_executed_pipe_tensor.sum",
                  *(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS))
 
 # (report label, ncu metric name as printed on the details page, unit override)
@@ -131,9 +131,10 @@ def report_from_kernels(kernels: list[KernelProfile]) -> ProfileReport:
             stalls.append((_num(top.metrics[m][0]), r))
     for value, reason in sorted(stalls, reverse=True)[:3]:
         metrics.append(Metric(f"warp stall: {reason}", value, "cycles per issued instruction"))
-    tensor = [(n, v) for n, v in top.metrics.items() if "tensor" in n.lower() or "Tensor" in n]
-    for n, (v, unit) in tensor[:2]:
-        metrics.append(Metric(n, _num(v) if _num(v) is not None else v, unit))
+    if "sm__inst_executed_pipe_tensor.sum" in top.metrics:
+        n_tensor = _num(top.metrics["sm__inst_executed_pipe_tensor.sum"][0])
+        metrics.append(Metric("tensor-core instructions executed", n_tensor if n_tensor is not None else "?", "",
+                              "tensor cores unused" if n_tensor == 0 else ""))
     rows = [{"kernel": k.name[:80], "time_us": round(_duration_us(k), 2),
              "share": f"{_duration_us(k) / total:.0%}",
              "sm_pct": top_metric(k, "Compute (SM) Throughput"), "mem_pct": top_metric(k, "Memory Throughput")}

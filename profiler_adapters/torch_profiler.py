@@ -1,0 +1,65 @@
+"""torch.profiler: per-operator (CPU) or per-kernel (CUDA) time of candidate vs reference. The cheap
+profile available everywhere, including CI on the CPU backend. Runs in the same sandbox as evaluation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from kforge_core.backends import get_backend
+from kforge_core.evaluation.evaluator import default_cache_dir
+from kforge_core.evaluation.sandbox import run_worker
+from kforge_core.evaluation.settings import EvalSettings
+from kforge_core.problems import Problem
+from kforge_core.profile import Metric, ProfileReport
+
+
+class ProfileFailed(Exception):
+    pass
+
+
+def report_from_tables(tables: dict, device: str, reps: int, wall_us: dict | None = None) -> ProfileReport:
+    key = "device_us" if device == "cuda" else "self_cpu_us"
+    unit = "GPU" if device == "cuda" else "CPU self"
+    metrics, rows = [], []
+    for side in ("candidate", "reference"):
+        ops = [{"op": r["name"][:70], "us": r[key] / max(reps, 1), "calls": r["calls"] / max(reps, 1)}
+               for r in tables.get(side, [])]
+        profiled = sum(o["us"] for o in ops)
+        metrics.append(Metric(f"{side}: {unit} time per forward (profiled ops)", profiled, "us"))
+        wall = (wall_us or {}).get(side)
+        if wall is not None:
+            metrics.append(Metric(f"{side}: forward wall time", wall, "us", "median of 5, outside the profiler"))
+            if device != "cuda" and wall > profiled:
+                # custom C++ ops called through pybind are not PyTorch operators: the profiler cannot see them
+                ops.append({"op": "(custom kernels and Python, outside PyTorch ops)", "us": wall - profiled,
+                            "calls": 1.0})
+        total = sum(o["us"] for o in ops) or 1.0
+        rows += [{"side": side, "op": o["op"], "us_per_forward": round(o["us"], 2),
+                  "calls_per_forward": round(o["calls"], 2), "share": f"{o['us'] / total:.0%}"}
+                 for o in sorted(ops, key=lambda o: o["us"], reverse=True)[:8]]
+    return ProfileReport("torch.profiler", metrics=metrics, kernels=rows,
+                         notes=[f"{reps} profiled forward passes each, after warm-up; device {device}"])
+
+
+def profile(problem: Problem, candidate_source: str, backend: str = "cpu",
+            settings: EvalSettings | None = None) -> ProfileReport:
+    b = get_backend(backend)
+    settings = settings or EvalSettings()
+    jobdir = Path(tempfile.mkdtemp(prefix="kforge-torchprof-"))
+    try:
+        (jobdir / "candidate.py").write_text(candidate_source)
+        (jobdir / "job.json").write_text(json.dumps({
+            "problem": problem.to_dict(), "backend": b.name, "settings": settings.to_dict(),
+            "address_space_limit": b.address_space_limit}))
+        o = run_worker(jobdir, b.child_env(default_cache_dir()), settings.build_timeout_s, settings.run_timeout_s,
+                       settings.memory_limit_mb, module="profiler_adapters.torch_profile_target")
+        result = o.final("result")
+        if result is None:
+            why = "timed out" if o.timed_out else f"exited with {o.returncode}"
+            raise ProfileFailed(f"torch.profiler run {why} during {o.last_stage}: {o.stderr_tail.strip()[-600:]}")
+        return report_from_tables(result["tables"], result["device"], result["reps"], result.get("wall_us"))
+    finally:
+        shutil.rmtree(jobdir, ignore_errors=True)
