@@ -82,6 +82,55 @@ def _cmd_profile(args) -> int:
     return 0
 
 
+def _cmd_run(args) -> int:
+    from kforge_core.llm import LLMError, ProviderConfig
+    from kforge_core.runner import default_providers
+    from kforge_core.session import GateDecision, RunConfig, Session
+    from kforge_core.store import Store
+
+    problem = resolve_problem(args.problem)
+    provider = ProviderConfig(kind=args.provider, model=args.model or "", base_url=args.base_url,
+                              scripted_path=args.scripted, reasoning_effort=args.reasoning_effort)
+    analysis = (ProviderConfig(kind="scripted", scripted_path=args.analysis_scripted).to_dict()
+                if args.analysis_scripted else None)
+    reference = ({"backend": args.reference_backend, "code": Path(args.reference).read_text()}
+                 if args.reference else None)
+    cfg = RunConfig(problem=problem.to_dict(), backend=args.backend, provider=provider.to_dict(),
+                    analysis_provider=analysis, max_rounds=args.rounds, target_speedup=args.target,
+                    mode="gated" if args.gated else "auto", reference_kernel=reference, profiler=args.profiler,
+                    eval_settings={"compile_reference": not args.no_compile})
+    store = Store(args.home)
+    run_id = Session.create(store, cfg)
+    print(f"run {run_id} in {store.round_dir(run_id, None)}")
+    try:
+        gen, ana = default_providers(store)(cfg.to_dict(), run_id)
+    except LLMError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    session = Session(store, run_id, gen, ana)
+    printed: set[int] = set()
+    while True:
+        status = session.run()
+        for r in store.rounds(run_id):
+            if r["idx"] not in printed:
+                printed.add(r["idx"])
+                sp = f", {r['speedup']:.2f}x vs eager" if r["speedup"] else ""
+                rec = session.recommendation(r["idx"])
+                print(f"round {r['idx']}: {r['verdict']}{sp}" + (f"; next: {rec.title}" if rec else ""))
+        if status != "awaiting_gate":
+            break
+        idx = session.awaiting_gate()
+        answer = input("[a]ccept recommendation, [s]kip profiling, [q]uit? ").strip().lower()[:1]
+        session.decide(idx, GateDecision({"a": "accept", "s": "skip_profiling"}.get(answer, "stop")))
+    run = store.run(run_id)
+    best = f"{run['best_speedup']:.2f}x in round {run['best_round']}" if run["best_speedup"] else "no correct kernel"
+    print(f"{status}: best {best}")
+    if args.export and session.best_kernel_source():
+        Path(args.export).write_text(session.best_kernel_source())
+        print(f"wrote {args.export}")
+    return 0 if run["best_speedup"] else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kforge", description="KForge: LLM agents that write fast kernels.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -109,6 +158,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-timeout", type=float, default=120.0)
     p.add_argument("--memory-mb", type=int, default=8192)
     p.set_defaults(fn=_cmd_eval)
+    p = sub.add_parser("run", help="run the agents for N rounds on one problem (headless session)")
+    p.add_argument("--problem", required=True)
+    p.add_argument("--backend", default="cpu")
+    p.add_argument("--provider", default="scripted", choices=["openai", "anthropic", "manual", "scripted"])
+    p.add_argument("--model")
+    p.add_argument("--base-url", help="OpenAI-compatible server (vLLM, SGLang, Ollama, LM Studio, llama.cpp)")
+    p.add_argument("--reasoning-effort", choices=["low", "medium", "high"])
+    p.add_argument("--scripted", help="JSON file of generation answers (scripted provider)")
+    p.add_argument("--analysis-scripted", help="JSON file of analysis answers (scripted provider)")
+    p.add_argument("--reference", help="a working program for another backend, to transfer from")
+    p.add_argument("--reference-backend", default="cuda")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--target", type=float, help="stop once this speedup vs eager is reached")
+    p.add_argument("--gated", action="store_true", help="ask before each next round")
+    p.add_argument("--profiler", default="auto", choices=["auto", "torch", "ncu", "timings", "none"])
+    p.add_argument("--no-compile", action="store_true", help="skip timing the torch.compile reference")
+    p.add_argument("--home", help="where runs are stored (default $KFORGE_HOME or ~/.kforge)")
+    p.add_argument("--export", help="write the best kernel to this file")
+    p.set_defaults(fn=_cmd_run)
+
     p = sub.add_parser("profile", help="profile a candidate: torch.profiler (everywhere) or Nsight Compute")
     p.add_argument("--problem", required=True)
     p.add_argument("--backend", default="cpu")

@@ -1,0 +1,137 @@
+"""Runs and rounds on disk: a folder per run with a file per artifact, and an SQLite index.
+
+Every artifact is written (atomically) the moment it exists, so killing the process loses at most the
+round in flight. Secrets never reach the store: provider configs hold no keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, created REAL, updated REAL, problem TEXT, backend TEXT, provider TEXT, mode TEXT,
+    status TEXT, best_speedup REAL, best_round INTEGER, rounds_done INTEGER, note TEXT, config TEXT);
+CREATE TABLE IF NOT EXISTS rounds (
+    run_id TEXT, idx INTEGER, phase TEXT, verdict TEXT, speedup REAL, updated REAL, PRIMARY KEY (run_id, idx));
+"""
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("KFORGE_HOME", Path.home() / ".kforge"))
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:6]}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+class Store:
+    def __init__(self, home: str | Path | None = None):
+        self.home = Path(home) if home else default_home()
+        self.runs_dir = self.home / "runs"
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._db() as db:
+            db.executescript(SCHEMA)
+
+    def _db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.home / "index.sqlite", timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
+        return conn
+
+    # -- runs ---------------------------------------------------------------------------------------------
+    def create_run(self, config: dict) -> str:
+        run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.write_json(run_id, None, "config.json", config)
+        now = time.time()
+        with self._db() as db:
+            db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                       (run_id, now, now, config["problem"]["name"], config["backend"],
+                        f"{config['provider']['kind']}:{config['provider'].get('model', '')}", config.get("mode", "auto"),
+                        "created", None, None, 0, "", json.dumps(config)))
+        return run_id
+
+    def update_run(self, run_id: str, **fields) -> None:
+        fields["updated"] = time.time()
+        cols = ", ".join(f"{k}=?" for k in fields)
+        with self._db() as db:
+            db.execute(f"UPDATE runs SET {cols} WHERE id=?", (*fields.values(), run_id))
+
+    def run(self, run_id: str) -> dict | None:
+        row = self._db().execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        return dict(row) if row else None
+
+    def runs(self, problem: str | None = None, status: str | None = None) -> list[dict]:
+        q, args = "SELECT * FROM runs", []
+        where = [(c, v) for c, v in (("problem", problem), ("status", status)) if v]
+        if where:
+            q += " WHERE " + " AND ".join(f"{c}=?" for c, _ in where)
+            args = [v for _, v in where]
+        return [dict(r) for r in self._db().execute(q + " ORDER BY created DESC", args).fetchall()]
+
+    def config(self, run_id: str) -> dict:
+        return self.read_json(run_id, None, "config.json")
+
+    # -- rounds -------------------------------------------------------------------------------------------
+    def round_dir(self, run_id: str, idx: int | None) -> Path:
+        d = self.runs_dir / run_id
+        return d if idx is None else d / f"round_{idx:03d}"
+
+    def set_round(self, run_id: str, idx: int, phase: str, verdict: str | None = None,
+                  speedup: float | None = None) -> None:
+        with self._db() as db:
+            db.execute("INSERT INTO rounds VALUES (?,?,?,?,?,?) ON CONFLICT(run_id, idx) DO UPDATE SET "
+                       "phase=excluded.phase, verdict=COALESCE(excluded.verdict, verdict), "
+                       "speedup=COALESCE(excluded.speedup, speedup), updated=excluded.updated",
+                       (run_id, idx, phase, verdict, speedup, time.time()))
+
+    def rounds(self, run_id: str) -> list[dict]:
+        return [dict(r) for r in self._db().execute("SELECT * FROM rounds WHERE run_id=? ORDER BY idx",
+                                                    (run_id,)).fetchall()]
+
+    def write_text(self, run_id: str, idx: int | None, name: str, text: str) -> Path:
+        p = self.round_dir(run_id, idx) / name
+        _atomic_write(p, text.encode())
+        return p
+
+    def write_bytes(self, run_id: str, idx: int | None, name: str, data: bytes) -> Path:
+        p = self.round_dir(run_id, idx) / name
+        _atomic_write(p, data)
+        return p
+
+    def write_json(self, run_id: str, idx: int | None, name: str, obj) -> Path:
+        return self.write_text(run_id, idx, name, json.dumps(obj, indent=1, default=str))
+
+    def read_text(self, run_id: str, idx: int | None, name: str) -> str | None:
+        p = self.round_dir(run_id, idx) / name
+        return p.read_text() if p.exists() else None
+
+    def read_json(self, run_id: str, idx: int | None, name: str):
+        t = self.read_text(run_id, idx, name)
+        return json.loads(t) if t is not None else None
+
+    def images(self, run_id: str, idx: int) -> list[Path]:
+        return sorted((self.round_dir(run_id, idx) / "images").glob("*.png"))
+
+    # -- export -------------------------------------------------------------------------------------------
+    def export_zip(self, run_id: str, dest: Path) -> Path:
+        root = self.round_dir(run_id, None)
+        with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
+            for f in sorted(root.rglob("*")):
+                if f.is_file() and not f.name.startswith("."):
+                    z.write(f, f"{run_id}/{f.relative_to(root)}")
+        return dest

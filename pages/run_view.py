@@ -1,0 +1,251 @@
+"""One run: round timeline with code, diff, verdict, correctness, timings, profile, recommendation, gate."""
+
+import difflib
+import json
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from kforge_core.agents.parsing import Recommendation
+from kforge_core.evaluation import EvalResult
+from kforge_core.report import verdict_table
+from kforge_core.session import GateDecision
+from pages.common import manager
+from profiler_adapters.screenshots import ImageRejected, normalise_screenshot
+
+mgr = manager()
+store = mgr.store
+runs = store.runs()
+st.title("Run")
+if not runs:
+    st.info("No runs yet. Start one on the New run page (the scripted demo needs no API key).")
+    st.stop()
+ids = [r["id"] for r in runs]
+current = st.session_state.get("run_id") if st.session_state.get("run_id") in ids else ids[0]
+run_id = st.selectbox("Run", ids, index=ids.index(current), key="view_run",
+                      format_func=lambda i: next(f"{r['id']} · {r['problem']} · {r['backend']} · {r['status']}"
+                                                 for r in runs if r["id"] == i))
+st.session_state["run_id"] = run_id
+
+
+def speed_chart(rounds: list[dict]) -> go.Figure:
+    fig = go.Figure()
+    xs = [r["idx"] for r in rounds]
+    fig.add_trace(go.Scatter(x=xs, y=[r["speedup"] for r in rounds], mode="lines+markers", name="speedup vs eager",
+                             text=[r["verdict"] for r in rounds]))
+    fig.add_hline(y=1.0, line_dash="dot", annotation_text="eager")
+    fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="round",
+                      yaxis_title="speedup (correct rounds)", title="Speedup per round")
+    return fig
+
+
+def show_recommendation(rec: Recommendation) -> None:
+    st.text(f"Recommendation: {rec.title}" + ("  (edited by the user)" if rec.edited_by_user else ""))
+    st.text(f"Change: {rec.change}")
+    if rec.rationale:
+        st.text(f"Why: {rec.rationale}")
+    if rec.metrics:
+        st.text(f"Metrics cited: {', '.join(rec.metrics)}")
+    if rec.expected_effect:
+        st.text(f"Expected effect: {rec.expected_effect}")
+
+
+def show_profile(idx: int) -> None:
+    prof = store.read_json(run_id, idx, "profile.json")
+    if not prof:
+        return
+    st.markdown(f"**Profile** ({prof['tool']})")
+    metrics = pd.DataFrame(prof["metrics"])
+    if not metrics.empty:
+        st.dataframe(metrics, hide_index=True, use_container_width=True)
+        pct = metrics[(metrics["unit"] == "%") & metrics["value"].map(lambda v: isinstance(v, (int, float)))]
+        if not pct.empty:
+            fig = go.Figure(go.Bar(x=pct["value"], y=pct["name"], orientation="h"))
+            fig.update_layout(height=60 + 28 * len(pct), margin=dict(l=10, r=10, t=10, b=10),
+                              xaxis=dict(range=[0, 100], title="% of peak"))
+            st.plotly_chart(fig, use_container_width=True, key=f"sol_{idx}")
+    if prof.get("kernels"):
+        st.dataframe(pd.DataFrame(prof["kernels"]), hide_index=True, use_container_width=True)
+    for f in prof.get("findings", [])[:8]:
+        st.text(f"• {f}")
+    for n in prof.get("notes", []):
+        st.caption(n)
+
+
+def show_round(r: dict, prev_code: str | None, latest: bool) -> str | None:
+    idx = r["idx"]
+    code = store.read_text(run_id, idx, "program.py")
+    gen = store.read_json(run_id, idx, "generation.json") or {}
+    ev = store.read_json(run_id, idx, "eval.json")
+    speed = f" · {r['speedup']:.2f}x" if r["speedup"] else ""
+    with st.expander(f"Round {idx}: {r['verdict'] or r['phase']}{speed}", expanded=latest):
+        if gen.get("failure"):
+            st.error(f"Generation failure: {gen['failure']}")
+        if gen.get("notes"):
+            st.caption("Answer parsing: " + "; ".join(gen["notes"]))
+        if gen.get("provider", "").startswith("scripted"):
+            st.caption("Scripted answer (no model was called).")
+        tabs = st.tabs(["Verdict", "Code", "Diff", "Profile", "Prompt and answer"])
+        with tabs[0]:
+            if ev:
+                result = EvalResult.from_dict(ev)
+                (st.success if result.correct else st.error)(f"{result.verdict.value}: "
+                                                             f"{result.messages[0] if result.messages else ''}")
+                for flag in result.flags:
+                    st.warning(f"Flagged for review: {flag}")
+                if result.trials:
+                    st.dataframe(pd.DataFrame([vars(t) for t in result.trials]), hide_index=True)
+                if result.timings:
+                    st.dataframe(pd.DataFrame({k: vars(v) for k, v in result.timings.items()}).T)
+                st.code(verdict_table(result), language="text")
+                if result.build_log:
+                    st.code(result.build_log, language="text")
+            else:
+                st.info(f"In progress: {r['phase']}…")
+        with tabs[1]:
+            if code:
+                st.code(code, language="python", line_numbers=True)
+        with tabs[2]:
+            if code and prev_code:
+                diff = "\n".join(difflib.unified_diff(prev_code.splitlines(), code.splitlines(),
+                                                      f"round {idx - 1}", f"round {idx}", lineterm=""))
+                st.code(diff or "(no change)", language="diff")
+            else:
+                st.caption("No previous round to compare with.")
+        with tabs[3]:
+            show_profile(idx)
+            for img in store.images(run_id, idx):
+                st.image(str(img), caption=img.stem)
+            rec = store.read_json(run_id, idx, "recommendation.json")
+            if rec:
+                show_recommendation(Recommendation.from_dict(rec))
+            ana = store.read_json(run_id, idx, "analysis.json") or {}
+            if ana.get("error"):
+                st.warning(f"Analysis: {ana['error']}")
+        with tabs[4]:
+            prompt = store.read_json(run_id, idx, "generation_prompt.json")
+            if prompt:
+                st.code(prompt[-1]["text"], language="markdown")
+            answer = store.read_text(run_id, idx, "generation_answer.txt")
+            if answer:
+                st.code(answer, language="markdown")
+            if gen.get("usage"):
+                st.caption(f"tokens in/out {gen['usage']['input_tokens']}/{gen['usage']['output_tokens']}, "
+                           f"cost {gen['usage']['cost_usd'] if gen['usage']['cost_usd'] is not None else 'n/a'} USD")
+    return code or prev_code
+
+
+def gate(idx: int) -> None:
+    st.subheader(f"Your call after round {idx}")
+    session = mgr.session(run_id)
+    rec = session.recommendation(idx)
+    if rec:
+        show_recommendation(rec)
+    else:
+        st.info("No recommendation this round (the program was not correct, or the analysis failed).")
+    c1, c2, c3 = st.columns(3)
+    if c1.button("Accept and continue", type="primary", key=f"accept_{idx}"):
+        session.decide(idx, GateDecision("accept"))
+        mgr.start(run_id)
+        st.rerun()
+    if c2.button("Continue without profiling", key=f"skip_{idx}"):
+        session.decide(idx, GateDecision("skip_profiling"))
+        mgr.start(run_id)
+        st.rerun()
+    if c3.button("Stop the run", key=f"stop_{idx}"):
+        session.decide(idx, GateDecision("stop"))
+        st.rerun()
+    with st.form(f"edit_rec_{idx}"):
+        st.markdown("**Edit the recommendation**")
+        title = st.text_input("Title", rec.title if rec else "", key=f"rec_title_{idx}")
+        change = st.text_area("Concrete change", rec.change if rec else "", key=f"rec_change_{idx}")
+        if st.form_submit_button("Continue with my recommendation"):
+            session.decide(idx, GateDecision("edit_recommendation", recommendation={
+                "title": title, "change": change, "rationale": rec.rationale if rec else "",
+                "metrics": rec.metrics if rec else [], "expected_effect": rec.expected_effect if rec else ""}))
+            mgr.start(run_id)
+            st.rerun()
+    with st.form(f"edit_code_{idx}"):
+        st.markdown("**Edit the code** (it is evaluated as the next round's program)")
+        code = st.text_area("Program", store.read_text(run_id, idx, "program.py") or "", height=300,
+                            key=f"code_{idx}")
+        if st.form_submit_button("Evaluate my code next"):
+            session.decide(idx, GateDecision("edit_code", code=code))
+            mgr.start(run_id)
+            st.rerun()
+    uploads = st.file_uploader("Nsight / Instruments screenshots for the analysis agent (PNG or JPEG)",
+                               type=["png", "jpg", "jpeg"], accept_multiple_files=True, key=f"shots_{idx}")
+    if uploads and st.button("Re-analyse with these screenshots", key=f"reanalyse_{idx}"):
+        images = []
+        for up in uploads:
+            try:
+                images.append(normalise_screenshot(up.getvalue(), up.name))
+            except ImageRejected as e:
+                st.error(str(e))
+        if images:
+            session.add_screenshots(idx, images)
+            with st.spinner("The analysis agent is reading the screenshots…"):
+                session.reanalyse(idx)
+            st.rerun()
+
+
+def manual_answers() -> None:
+    """Paste-in provider: show the waiting prompt and take the answer."""
+    for role in ("generation", "analysis"):
+        folder = store.round_dir(run_id, None) / f"manual_{role}"
+        for prompt in sorted(folder.glob("*_prompt.md")):
+            answer = prompt.with_name(prompt.name.replace("_prompt.md", "_answer.md"))
+            if answer.exists():
+                continue
+            st.subheader(f"Waiting for your {role} answer")
+            st.caption("Copy this prompt into any chat UI and paste the model's answer below.")
+            st.code(prompt.read_text(), language="markdown")
+            text = st.text_area("The model's answer", key=f"manual_{role}_{prompt.name}", height=200)
+            if st.button("Submit answer", key=f"manual_submit_{role}_{prompt.name}") and text.strip():
+                answer.write_text(text)
+                st.rerun()
+
+
+run = store.run(run_id)
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Status", run["status"])
+c2.metric("Rounds done", run["rounds_done"])
+c3.metric("Best speedup vs eager", f"{run['best_speedup']:.2f}x" if run["best_speedup"] else "-")
+c4.metric("Provider", run["provider"])
+st.caption(f"{run['problem']} on {run['backend']} · {run['mode']} mode" + (f" · {run['note']}" if run["note"] else ""))
+b1, b2, b3, b4 = st.columns(4)
+active = mgr.is_active(run_id)
+if active and b1.button("Stop", key="stop_run"):
+    mgr.stop(run_id)
+    st.rerun()
+if not active and run["status"] in ("interrupted", "stopped", "failed") and b1.button("Resume", key="resume_run"):
+    mgr.start(run_id)
+    st.rerun()
+best = mgr.session(run_id).best_kernel_source() if run["best_round"] else None
+if best:
+    b2.download_button("Export best kernel", best, file_name=f"kforge_{run_id}_best.py", key="export_best")
+b3.download_button("Export run (JSON)", json.dumps({"run": run, "rounds": store.rounds(run_id)}, default=str),
+                   file_name=f"kforge_{run_id}.json", key="export_json")
+
+
+@st.fragment(run_every=2.0)
+def live():
+    rounds = store.rounds(run_id)
+    status = store.run(run_id)["status"]
+    if mgr.is_active(run_id):
+        phase = rounds[-1]["phase"] if rounds else "starting"
+        st.info(f"Working on round {rounds[-1]['idx'] if rounds else 1}: {phase}…")
+    if any(r["speedup"] for r in rounds):
+        st.plotly_chart(speed_chart(rounds), use_container_width=True, key="speed_chart")
+    prev = None
+    for r in rounds:
+        prev = show_round(r, prev, latest=r is rounds[-1])
+    manual_answers()
+    if status == "awaiting_gate":
+        idx = mgr.session(run_id).awaiting_gate()
+        if idx:
+            gate(idx)
+
+
+live()
