@@ -44,6 +44,9 @@ class RunManager:
 
     def session(self, run_id: str) -> Session:
         cfg = self.store.config(run_id)
+        if not self.is_active(run_id) or threading.current_thread() is self._threads.get(run_id):
+            # before providers are built: a scripted provider skips only answers of completed rounds
+            self.store.discard_incomplete_rounds(run_id)
         gen, ana = self.providers(cfg, run_id)
         return Session(self.store, run_id, gen, ana)
 

@@ -6,7 +6,6 @@ is persisted through the Store as it completes; a run resumes from its last comp
 
 from __future__ import annotations
 
-import shutil
 import threading
 from dataclasses import asdict, dataclass, field
 
@@ -114,7 +113,7 @@ class Session:
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self) -> str:
         """Advance until the run ends or waits at a gate; returns the run's status."""
-        self._discard_incomplete_round()
+        self.store.discard_incomplete_rounds(self.run_id)
         self.store.update_run(self.run_id, status="running")
         try:
             while True:
@@ -142,14 +141,6 @@ class Session:
         if self.config.target_speedup and best is not None and best >= self.config.target_speedup:
             return "finished"
         return None
-
-    def _discard_incomplete_round(self) -> None:
-        """A round that was in flight when the process died is redone from scratch."""
-        for r in self.store.rounds(self.run_id):
-            if r["phase"] not in ("done", "gate"):
-                shutil.rmtree(self.store.round_dir(self.run_id, r["idx"]), ignore_errors=True)
-                with self.store._db() as db:
-                    db.execute("DELETE FROM rounds WHERE run_id=? AND idx=?", (self.run_id, r["idx"]))
 
     def _inputs_for(self, idx: int):
         """Previous code, result, recommendation and gate choices that feed round `idx`."""

@@ -103,6 +103,16 @@ class Store:
         return [dict(r) for r in self._db().execute("SELECT * FROM rounds WHERE run_id=? ORDER BY idx",
                                                     (run_id,)).fetchall()]
 
+    def discard_incomplete_rounds(self, run_id: str) -> None:
+        """A round that was in flight when its process died is removed, to be redone from scratch."""
+        import shutil
+
+        for r in self.rounds(run_id):
+            if r["phase"] not in ("done", "gate"):
+                shutil.rmtree(self.round_dir(run_id, r["idx"]), ignore_errors=True)
+                with self._db() as db:
+                    db.execute("DELETE FROM rounds WHERE run_id=? AND idx=?", (run_id, r["idx"]))
+
     def write_text(self, run_id: str, idx: int | None, name: str, text: str) -> Path:
         p = self.round_dir(run_id, idx) / name
         _atomic_write(p, text.encode())
@@ -128,7 +138,8 @@ class Store:
         return sorted((self.round_dir(run_id, idx) / "images").glob("*.png"))
 
     # -- export -------------------------------------------------------------------------------------------
-    def export_zip(self, run_id: str, dest: Path) -> Path:
+    def export_zip(self, run_id: str, dest):
+        """Write every artifact of a run into a zip at `dest` (a path or a binary file object)."""
         root = self.round_dir(run_id, None)
         with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
             for f in sorted(root.rglob("*")):

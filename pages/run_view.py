@@ -1,7 +1,7 @@
 """One run: round timeline with code, diff, verdict, correctness, timings, profile, recommendation, gate."""
 
 import difflib
-import json
+import io
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -207,30 +207,34 @@ def manual_answers() -> None:
                 st.rerun()
 
 
-run = store.run(run_id)
-c1, c2, c3, c4 = st.columns(4)
-c1.metric("Status", run["status"])
-c2.metric("Rounds done", run["rounds_done"])
-c3.metric("Best speedup vs eager", f"{run['best_speedup']:.2f}x" if run["best_speedup"] else "-")
-c4.metric("Provider", run["provider"])
-st.caption(f"{run['problem']} on {run['backend']} · {run['mode']} mode" + (f" · {run['note']}" if run["note"] else ""))
-b1, b2, b3, b4 = st.columns(4)
-active = mgr.is_active(run_id)
-if active and b1.button("Stop", key="stop_run"):
-    mgr.stop(run_id)
-    st.rerun()
-if not active and run["status"] in ("interrupted", "stopped", "failed") and b1.button("Resume", key="resume_run"):
-    mgr.start(run_id)
-    st.rerun()
-best = mgr.session(run_id).best_kernel_source() if run["best_round"] else None
-if best:
-    b2.download_button("Export best kernel", best, file_name=f"kforge_{run_id}_best.py", key="export_best")
-b3.download_button("Export run (JSON)", json.dumps({"run": run, "rounds": store.rounds(run_id)}, default=str),
-                   file_name=f"kforge_{run_id}.json", key="export_json")
+def header() -> None:
+    run = store.run(run_id)
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Status", run["status"])
+    c2.metric("Rounds done", run["rounds_done"])
+    c3.metric("Best speedup vs eager", f"{run['best_speedup']:.2f}x" if run["best_speedup"] else "-")
+    c4.metric("Provider", run["provider"])
+    st.caption(f"{run['problem']} on {run['backend']} · {run['mode']} mode" + (f" · {run['note']}" if run["note"] else ""))
+    b1, b2, b3, b4 = st.columns(4)
+    active = mgr.is_active(run_id)
+    if active and b1.button("Stop", key="stop_run"):
+        mgr.stop(run_id)
+        st.rerun()
+    if not active and run["status"] in ("interrupted", "stopped", "failed") and b1.button("Resume", key="resume_run"):
+        mgr.start(run_id)
+        st.rerun()
+    best = mgr.session(run_id).best_kernel_source() if run["best_round"] else None
+    if best:
+        b2.download_button("Export best kernel", best, file_name=f"kforge_{run_id}_best.py", key="export_best")
+    if not active:  # a zip of every artifact (prompts, answers, code, results, images); none of it secret
+        buf = io.BytesIO()
+        store.export_zip(run_id, buf)
+        b3.download_button("Export run (zip)", buf.getvalue(), file_name=f"kforge_{run_id}.zip", key="export_zip")
 
 
 @st.fragment(run_every=2.0)
 def live():
+    header()
     rounds = store.rounds(run_id)
     status = store.run(run_id)["status"]
     if mgr.is_active(run_id):

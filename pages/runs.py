@@ -26,6 +26,8 @@ st.dataframe(table, hide_index=True, use_container_width=True)
 st.subheader("Reopen or resume")
 pick = st.selectbox("Run", [r["id"] for r in shown], key="runs_pick")
 row = store.run(pick)
+st.caption(f"Run {pick}: {row['status']}, {row['rounds_done']} completed round(s)" +
+           (f" · {row['note']}" if row["note"] else ""))
 b1, b2 = st.columns(2)
 if b1.button("Open", key="runs_open"):
     open_run(pick)

@@ -1,0 +1,76 @@
+"""Store and session engine without the UI: persistence, gates, resume, stop conditions, export."""
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from kforge_core import ASSETS_DIR
+from kforge_core.llm.offline import ScriptedProvider
+from kforge_core.problems import resolve_problem
+from kforge_core.runner import RunManager, default_providers
+from kforge_core.session import GateDecision, RunConfig, Session
+from kforge_core.store import Store
+
+FAST = {"compile_reference": False, "min_timing_s": 0.05, "max_reps": 20}
+
+
+def demo_config(**kw) -> RunConfig:
+    base = dict(problem=resolve_problem("level1/3_Softmax").to_dict(), backend="cpu",
+                provider={"kind": "scripted", "scripted_path": str(ASSETS_DIR / "demo/softmax_cpu_generation.json")},
+                analysis_provider={"kind": "scripted",
+                                   "scripted_path": str(ASSETS_DIR / "demo/softmax_cpu_analysis.json")},
+                eval_settings=FAST, profiler="timings")
+    return RunConfig(**{**base, **kw})
+
+
+def test_gate_actions_and_stop(tmp_path):
+    store = Store(tmp_path)
+    rid = Session.create(store, demo_config(max_rounds=3, mode="gated"))
+    mgr = RunManager(store, default_providers(store))
+    mgr.start(rid)
+    mgr.wait(rid, 600)
+    s = mgr.session(rid)
+    assert store.run(rid)["status"] == "awaiting_gate" and s.awaiting_gate() == 1
+    with pytest.raises(ValueError):
+        GateDecision("maybe")
+    edited = s.result(1) and store.read_text(rid, 1, "program.py").replace("double s = 0.0;", "double s = 0.0;  // edited")
+    s.decide(1, GateDecision("edit_code", code=edited))
+    mgr.start(rid)
+    mgr.wait(rid, 600)
+    assert store.read_text(rid, 2, "program.py") == edited  # the user's code was evaluated as round 2
+    assert json.loads(store.read_text(rid, 2, "generation.json"))["source"] == "edited by the user at the gate"
+    s.decide(2, GateDecision("stop"))
+    mgr.start(rid)
+    mgr.wait(rid, 60)
+    assert store.run(rid)["status"] == "stopped" and len(store.rounds(rid)) == 2
+    best = s.best_kernel_source()
+    assert best.startswith("# KForge best kernel") and "class ModelNew" in best
+    buf = io.BytesIO()
+    store.export_zip(rid, buf)
+    names = zipfile.ZipFile(buf).namelist()
+    assert f"{rid}/round_001/program.py" in names and f"{rid}/config.json" in names
+    assert not any("API_KEY" in zipfile.ZipFile(buf).read(n).decode(errors="replace") for n in names)
+
+
+def test_target_speedup_and_generation_failure_rounds(tmp_path):
+    store = Store(tmp_path)
+    rid = Session.create(store, demo_config(max_rounds=3, target_speedup=1e-9))
+    Session(store, rid, *default_providers(store)(store.config(rid), rid)).run()
+    assert store.run(rid)["status"] == "finished" and len(store.rounds(rid)) == 1  # target reached at once
+    rid2 = Session.create(store, demo_config(max_rounds=2, analysis_provider=None))
+    status = Session(store, rid2, ScriptedProvider(["no code here", "still none"])).run()
+    rounds = store.rounds(rid2)
+    assert status == "finished" and [r["verdict"] for r in rounds] == ["generation_failure"] * 2
+    assert store.run(rid2)["best_speedup"] is None
+
+
+def test_broken_problem_fails_the_run_with_the_reason(tmp_path):
+    store = Store(tmp_path)
+    bad = resolve_problem("level1/1_ReLU").to_dict()
+    bad["source"] = bad["source"].replace("return [torch.randn(batch_size, dim)]", "raise RuntimeError('no data')")
+    rid = Session.create(store, demo_config(problem=bad, backend="cpu", max_rounds=1))
+    src = (ASSETS_DIR / "examples/cpu/level1/1_ReLU.py").read_text()
+    status = Session(store, rid, ScriptedProvider([f"```python\n{src}```"])).run()
+    assert status == "failed" and "no data" in store.run(rid)["note"]
