@@ -24,7 +24,7 @@ if not runs:
 ids = [r["id"] for r in runs]
 current = st.session_state.get("run_id") if st.session_state.get("run_id") in ids else ids[0]
 run_id = st.selectbox("Run", ids, index=ids.index(current), key="view_run",
-                      format_func=lambda i: next(f"{r['id']} · {r['problem']} · {r['backend']} · {r['status']}"
+                      format_func=lambda i: next(f"{r['id']} · {r['problem']} · {r['backend']}"
                                                  for r in runs if r["id"] == i))
 st.session_state["run_id"] = run_id
 
