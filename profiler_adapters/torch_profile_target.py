@@ -6,7 +6,6 @@ per-operator / per-kernel time of the candidate and of the reference, on any dev
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -26,17 +25,16 @@ def _table(prof, device_type: str) -> list[dict]:
 
 
 def main() -> int:
+    from kforge_core.evaluation.worker import start_job
+
+    jobdir = Path(sys.argv[1])
+    job, log = start_job(jobdir)
+
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from kforge_core.evaluation.worker import Evaluation, EventLog, _seeded, _to_device, apply_limits
+    from kforge_core.evaluation.worker import Evaluation, _seeded, _to_device
 
-    jobdir = Path(sys.argv[1])
-    job = json.loads((jobdir / "job.json").read_text())
-    s = job["settings"]
-    apply_limits(s["memory_limit_mb"], s["output_limit_mb"], job["address_space_limit"])
-    log = EventLog(jobdir / "events.jsonl")
-    log.stage("start")
     ev = Evaluation(job, jobdir, log)
     ref = ev.load_problem()
     log.stage("build")

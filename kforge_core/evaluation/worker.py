@@ -429,13 +429,19 @@ class Evaluation:
         return result
 
 
-def main() -> int:
-    jobdir = Path(sys.argv[1])
+def start_job(jobdir: Path) -> tuple[dict, EventLog]:
+    """Read the job and bound the process before anything heavy (torch, the candidate) is loaded."""
     job = json.loads((jobdir / "job.json").read_text())
     s = job["settings"]
     apply_limits(s["memory_limit_mb"], s["output_limit_mb"], job["address_space_limit"])
     log = EventLog(jobdir / "events.jsonl")
     log.stage("start")
+    return job, log
+
+
+def main() -> int:
+    jobdir = Path(sys.argv[1])
+    job, log = start_job(jobdir)
     try:
         result = Evaluation(job, jobdir, log).run()
     except ProblemFailure as e:
