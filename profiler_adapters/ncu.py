@@ -152,7 +152,9 @@ def top_metric(k: KernelProfile, name: str):
 
 def profile(problem: Problem, candidate_source: str, backend: str = "cuda", out_dir: Path | None = None,
             timeout_s: float = 300.0, max_kernels: int = 20, extra_metrics: tuple[str, ...] = EXTRA_METRICS,
-            settings: EvalSettings | None = None) -> tuple[ProfileReport, str]:
+            settings: EvalSettings | None = None, clock_control: str = "base") -> tuple[ProfileReport, str]:
+    """clock_control "base" (ncu's default) locks clocks for repeatable counters; "none" leaves them free,
+    which is how the evaluator times kernels."""
     """Run ncu on the candidate; return (report, raw CSV). Raises NcuUnavailable with a clear reason."""
     ncu = ncu_path()
     if not ncu:
@@ -168,7 +170,7 @@ def profile(problem: Problem, candidate_source: str, backend: str = "cuda", out_
                "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
         rep = jobdir / "profile"
         cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "--launch-count", str(max_kernels), "--target-processes",
-               "all", "--export", str(rep), "--force-overwrite"]
+               "all", "--clock-control", clock_control, "--export", str(rep), "--force-overwrite"]
         for s in SECTIONS:
             cmd += ["--section", s]
         if extra_metrics:
@@ -184,7 +186,8 @@ def profile(problem: Problem, candidate_source: str, backend: str = "cuda", out_
                                  "run as root or enable NVreg_RestrictProfilingToAdminUsers=0")
         if not Path(f"{rep}.ncu-rep").exists() and extra_metrics and "metric" in log.lower():
             # a metric this GPU or ncu version does not know: profile with the sections alone
-            return profile(problem, candidate_source, backend, out_dir, timeout_s, max_kernels, (), settings)
+            return profile(problem, candidate_source, backend, out_dir, timeout_s, max_kernels, (), settings,
+                           clock_control)
         if not Path(f"{rep}.ncu-rep").exists():
             raise NcuUnavailable(f"ncu produced no report (exit {p.returncode}): {log.strip()[-800:]}")
         q = subprocess.run([ncu, "--import", f"{rep}.ncu-rep", "--csv", "--page", "details", "--print-units", "base"],
