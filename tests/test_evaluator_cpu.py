@@ -152,3 +152,12 @@ def test_shipped_cpu_examples_all_pass():
         r = evaluate(resolve_problem(name), cpu.example_for(name).read_text(), cpu,
                      EvalSettings(**{**FAST, "timing": False}))
         assert r.verdict == Verdict.CORRECT, (name, r.messages)
+
+
+def test_implausible_speedup_is_flagged_for_review_not_rejected():
+    r = run("return ext.relu_ok(x)", suspicious_speedup=1e-6)  # any speedup is "implausible" at this threshold
+    assert r.verdict == Verdict.CORRECT
+    assert any("review threshold" in f for f in r.flags)
+    from kforge_core.report import verdict_table
+
+    assert "FLAGGED FOR REVIEW" in verdict_table(r)
