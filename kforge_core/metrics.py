@@ -1,0 +1,69 @@
+"""Problem-set metrics as in the literature: correctness rate, fast_p (correct AND faster than p x the
+baseline) against eager and torch.compile, geometric-mean speedup, and cost per problem."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+
+P_VALUES = (0.0, 1.0, 1.5, 2.0)
+BASELINES = ("eager", "compiled")
+
+
+@dataclass
+class ProblemOutcome:
+    problem: str
+    correct: bool
+    speedup_eager: float | None = None
+    speedup_compiled: float | None = None
+    cost_usd: float | None = None
+    tokens: int = 0
+
+    def speedup(self, baseline: str) -> float | None:
+        return self.speedup_eager if baseline == "eager" else self.speedup_compiled
+
+
+def fast_p(outcomes: list[ProblemOutcome], p: float, baseline: str = "eager") -> float:
+    """Share of problems whose kernel is correct and more than p times faster than the baseline (fast_0 is
+    the correctness rate: a correct kernel counts at p=0 even when it was not timed)."""
+    if not outcomes:
+        return 0.0
+    hits = sum(1 for o in outcomes if o.correct and (p == 0 or (o.speedup(baseline) or 0.0) > p))
+    return hits / len(outcomes)
+
+
+def geomean_speedup(outcomes: list[ProblemOutcome], baseline: str = "eager") -> float | None:
+    xs = [o.speedup(baseline) for o in outcomes if o.correct and o.speedup(baseline)]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def summary(outcomes: list[ProblemOutcome]) -> dict:
+    costs = [o.cost_usd for o in outcomes if o.cost_usd is not None]
+    return {"problems": len(outcomes),
+            "correct": sum(o.correct for o in outcomes),
+            **{f"fast_{p:g}_{b}": fast_p(outcomes, p, b) for b in BASELINES for p in P_VALUES},
+            **{f"geomean_{b}": geomean_speedup(outcomes, b) for b in BASELINES},
+            "cost_usd_per_problem": sum(costs) / len(costs) if costs else None,
+            "tokens_per_problem": sum(o.tokens for o in outcomes) / len(outcomes) if outcomes else 0}
+
+
+def markdown_table(outcomes: list[ProblemOutcome]) -> str:
+    s = summary(outcomes)
+    lines = ["| baseline | " + " | ".join(f"fast_{p:g}" for p in P_VALUES) + " | geomean speedup |",
+             "| --- |" + " --- |" * (len(P_VALUES) + 1)]
+    for b in BASELINES:
+        g = s[f"geomean_{b}"]
+        lines.append(f"| {b} | " + " | ".join(f"{s[f'fast_{p:g}_{b}']:.1%}" for p in P_VALUES) +
+                     f" | {'-' if g is None else f'{g:.2f}x'} |")
+    return "\n".join(lines)
+
+
+def per_problem_csv(outcomes: list[ProblemOutcome]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["problem", "correct", "speedup_eager", "speedup_compiled", "cost_usd", "tokens"])
+    for o in outcomes:
+        w.writerow([o.problem, o.correct, o.speedup_eager, o.speedup_compiled, o.cost_usd, o.tokens])
+    return buf.getvalue()

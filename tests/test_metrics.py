@@ -1,0 +1,35 @@
+import math
+
+import pytest
+
+from kforge_core.metrics import ProblemOutcome, fast_p, geomean_speedup, markdown_table, per_problem_csv, summary
+
+OUT = [ProblemOutcome("a", True, 2.5, 1.2, 0.01, 1000), ProblemOutcome("b", True, 1.2, 0.8, 0.02, 3000),
+       ProblemOutcome("c", True, 0.5, None), ProblemOutcome("d", False, None, None, 0.03, 500)]
+
+
+def test_fast_p_against_each_baseline():
+    assert fast_p(OUT, 0) == 0.75  # correctness rate
+    assert fast_p(OUT, 1.0) == 0.5 and fast_p(OUT, 1.5) == 0.25 and fast_p(OUT, 2.0) == 0.25
+    assert fast_p(OUT, 1.0, "compiled") == 0.25  # c was not timed against torch.compile: not fast
+    assert fast_p([], 1.0) == 0.0
+
+
+def test_fast_p_is_strictly_greater_than_p():
+    assert fast_p([ProblemOutcome("x", True, 1.0)], 1.0) == 0.0
+
+
+def test_geomean_and_summary():
+    assert geomean_speedup(OUT) == pytest.approx(math.exp((math.log(2.5) + math.log(1.2) + math.log(0.5)) / 3))
+    assert geomean_speedup([ProblemOutcome("d", False)]) is None
+    s = summary(OUT)
+    assert s["problems"] == 4 and s["correct"] == 3 and s["fast_1.5_eager"] == 0.25
+    assert s["cost_usd_per_problem"] == pytest.approx(0.02) and s["tokens_per_problem"] == 1125
+
+
+def test_tables():
+    md = markdown_table(OUT)
+    assert "| eager | 75.0% | 50.0% | 25.0% | 25.0% |" in md
+    csv_text = per_problem_csv(OUT)
+    assert csv_text.splitlines()[0] == "problem,correct,speedup_eager,speedup_compiled,cost_usd,tokens"
+    assert len(csv_text.splitlines()) == 5
