@@ -125,8 +125,9 @@ def _cmd_run(args) -> int:
     run = store.run(run_id)
     best = f"{run['best_speedup']:.2f}x in round {run['best_round']}" if run["best_speedup"] else "no correct kernel"
     print(f"{status}: best {best}")
-    if args.export and session.best_kernel_source():
-        Path(args.export).write_text(session.best_kernel_source())
+    best_source = session.best_kernel_source()
+    if args.export and best_source:
+        Path(args.export).write_text(best_source)
         print(f"wrote {args.export}")
     return 0 if run["best_speedup"] else 1
 

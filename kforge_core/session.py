@@ -237,9 +237,12 @@ class Session:
     def _analyse(self, idx: int, program: str, result: EvalResult, report: ProfileReport) -> None:
         s, rid = self.store, self.run_id
         report.images = report.images or self._load_report(idx).images
-        history = [{"round": r["idx"], "verdict": r["verdict"], "speedup": r["speedup"],
-                    "recommendation": (self.recommendation(r["idx"]).title if self.recommendation(r["idx"]) else "")}
-                   for r in s.rounds(rid) if r["idx"] < idx]
+        history = []
+        for r in s.rounds(rid):
+            if r["idx"] < idx:
+                rec = self.recommendation(r["idx"])
+                history.append({"round": r["idx"], "verdict": r["verdict"], "speedup": r["speedup"],
+                                "recommendation": rec.title if rec else ""})
         s.set_round(rid, idx, "analysing")
         out = self.ana.analyze(AnalysisRequest(self.problem, self.backend, program, result, report, idx, history))
         s.write_json(rid, idx, "analysis_prompt.json", [{"role": m.role, "text": m.text, "images": len(m.images)}
@@ -253,13 +256,7 @@ class Session:
 
     # -- export ----------------------------------------------------------------------------------------------
     def best_kernel_source(self) -> str | None:
-        run = self.store.run(self.run_id)
-        if run["best_round"] is None:
-            return None
-        code = self.store.read_text(self.run_id, run["best_round"], "program.py")
-        head = (f"# KForge best kernel: run {self.run_id}, round {run['best_round']}, problem {self.problem.name}, "
-                f"backend {self.backend.name}, {run['best_speedup']:.2f}x vs PyTorch eager\n")
-        return head + code
+        return self.store.best_kernel_source(self.run_id)
 
 
 def _slug(text: str) -> str:

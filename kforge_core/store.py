@@ -138,6 +138,16 @@ class Store:
         return sorted((self.round_dir(run_id, idx) / "images").glob("*.png"))
 
     # -- export -------------------------------------------------------------------------------------------
+    def best_kernel_source(self, run_id: str) -> str | None:
+        """The best correct round's program as a standalone file, with where it came from on top."""
+        run = self.run(run_id)
+        if not run or run["best_round"] is None:
+            return None
+        code = self.read_text(run_id, run["best_round"], "program.py")
+        head = (f"# KForge best kernel: run {run_id}, round {run['best_round']}, problem {run['problem']}, "
+                f"backend {run['backend']}, {run['best_speedup']:.2f}x vs PyTorch eager\n")
+        return head + code
+
     def export_zip(self, run_id: str, dest):
         """Write every artifact of a run into a zip at `dest` (a path or a binary file object)."""
         root = self.round_dir(run_id, None)

@@ -223,7 +223,7 @@ def header() -> None:
     if not active and run["status"] in ("interrupted", "stopped", "failed") and b1.button("Resume", key="resume_run"):
         mgr.start(run_id)
         st.rerun()
-    best = mgr.session(run_id).best_kernel_source() if run["best_round"] else None
+    best = store.best_kernel_source(run_id)  # from the store: no providers built on every poll
     if best:
         b2.download_button("Export best kernel", best, file_name=f"kforge_{run_id}_best.py", key="export_best")
     if not active:  # a zip of every artifact (prompts, answers, code, results, images); none of it secret

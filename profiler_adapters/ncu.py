@@ -34,7 +34,7 @@ STALL_REASONS = ("long_scoreboard", "short_scoreboard", "mio_throttle", "lg_thro
 EXTRA_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "sm__inst_executed_pipe_tensor.sum",
                  *(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS))
 
-# (report label, ncu metric name as printed on the details page, unit override)
+# (report label, ncu metric name as printed on the details page)
 KEY_METRICS = (
     ("duration", "Duration"),
     ("SM throughput (% of peak)", "Compute (SM) Throughput"),
