@@ -132,6 +132,114 @@ def _cmd_run(args) -> int:
     return 0 if run["best_speedup"] else 1
 
 
+def make_executor(backend: str, ray: str | None, gpus: int | None, build_workers: int | None):
+    """The local process pool, or Ray when --ray is given (auto / local / a cluster address)."""
+    if ray:
+        from kforge_core.ray_executor import RayExecutor
+
+        return RayExecutor(ray, backend)
+    from kforge_core.executors import PoolExecutor
+
+    return PoolExecutor.for_backend(backend, gpus, build_workers)
+
+
+def write_bench_report(store, bench_id: str, out: str | None) -> str:
+    """Markdown report (fast_p, speedups, per problem) and CSV, beside the bench and in --out."""
+    from kforge_core.bench import bench_outcomes, best_of_samples
+    from kforge_core.metrics import fast_p_table, per_problem_csv, per_problem_table, speedup_table
+
+    b = store.bench(bench_id)
+    outcomes = bench_outcomes(store, bench_id)
+    spec = b["spec"]
+    parts = [f"# {b['name']} ({bench_id})", "",
+             f"{spec['problem_set']}; backend {spec['backend']}; provider {spec['provider']['kind']}"
+             f"{':' + spec['provider']['model'] if spec['provider'].get('model') else ''}; "
+             f"{spec['samples']} sample(s) x {spec['rounds']} round(s); status {b['status']}; {b['note']}", "",
+             "## fast_p (each sample's best round)", "", fast_p_table(outcomes), "",
+             "## Speedups and cost", "", speedup_table(outcomes), ""]
+    if spec["samples"] > 1:
+        best = best_of_samples(outcomes)
+        parts += [f"## fast_p, best of {spec['samples']} samples per problem", "", fast_p_table(best), ""]
+    parts += ["## Per problem", "", per_problem_table(outcomes), ""]
+    md, csv_text = "\n".join(parts), per_problem_csv(outcomes)
+    folders = [store.home / "benches" / bench_id] + ([Path(out)] if out else [])
+    for d in folders:
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "summary.md").write_text(md)
+        (d / "per_problem.csv").write_text(csv_text)
+    return md
+
+
+def _cmd_bench(args) -> int:
+    from tqdm import tqdm
+
+    from kforge_core.bench import BenchRunner, BenchSpec, create_bench, problem_set
+    from kforge_core.llm import ProviderConfig
+    from kforge_core.llm.ratelimit import RateLimiter
+    from kforge_core.runner import default_providers
+    from kforge_core.store import Store
+
+    store = Store(args.home)
+    if args.report:
+        if not store.bench(args.report):
+            print(f"error: no bench {args.report} in {store.home}", file=sys.stderr)
+            return 2
+        print(write_bench_report(store, args.report, args.out))
+        return 0
+    if args.resume:
+        bench = store.bench(args.resume)
+        if not bench:
+            print(f"error: no bench {args.resume} in {store.home}", file=sys.stderr)
+            return 2
+        bench_id, backend = args.resume, bench["spec"]["backend"]
+    else:
+        problems, errors, desc = problem_set(args.problems, args.level, args.only.split(",") if args.only else None,
+                                             args.limit)
+        for e in errors:
+            print(f"warning: {e}", file=sys.stderr)
+        provider = ProviderConfig(kind=args.provider, model=args.model or "", base_url=args.base_url,
+                                  scripted_path=args.scripted, reasoning_effort=args.reasoning_effort)
+        spec = BenchSpec(name=args.name or f"{args.backend} x {args.provider}", backend=args.backend,
+                         provider=provider.to_dict(), problem_set=desc, samples=args.samples, rounds=args.rounds,
+                         profiler=args.profiler, target_speedup=args.target,
+                         eval_settings={"compile_reference": not args.no_compile})
+        get_backend(args.backend)
+        try:
+            bench_id = create_bench(store, spec, problems)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        backend = args.backend
+    items = store.bench_items(bench_id)
+    print(f"bench {bench_id}: {len(items)} item(s) in {store.home}", file=sys.stderr)
+    executor = make_executor(backend, args.ray, args.gpus, args.build_workers)
+    print(f"executor: {executor.describe()}", file=sys.stderr)
+    limiter = RateLimiter(args.rpm, args.max_requests)
+    bar = tqdm(total=len(items), initial=len(items) - len([i for i in items if i["status"] not in
+                                                                  ("finished", "stopped", "failed")]),
+               unit="run", file=sys.stderr, dynamic_ncols=True)
+
+    def progress(p):
+        i = p.item
+        sp = f" {i['best_speedup']:.2f}x" if i["best_speedup"] else ""
+        bar.set_postfix_str(f"{i['problem']}#{i['sample']} {i['status']}{sp}"[:60])
+        bar.update(1)
+
+    runner = BenchRunner(store, bench_id, executor, default_providers(store), args.concurrency, limiter, progress)
+    try:
+        status = runner.run(retry_failed=args.retry_failed)
+    except KeyboardInterrupt:
+        runner.stop()
+        status = "stopped"
+        print(f"\nstopped; resume with: kforge bench --resume {bench_id}", file=sys.stderr)
+    finally:
+        bar.close()
+        executor.close()
+    store.update_bench(bench_id, status=status)
+    print(write_bench_report(store, bench_id, args.out))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kforge", description="KForge: LLM agents that write fast kernels.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -178,6 +286,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--home", help="where runs are stored (default $KFORGE_HOME or ~/.kforge)")
     p.add_argument("--export", help="write the best kernel to this file")
     p.set_defaults(fn=_cmd_run)
+
+    p = sub.add_parser("bench", help="run a problem set unattended (K samples x R rounds each) and report fast_p")
+    p.add_argument("--problems", default="builtin", help="'builtin' or a KernelBench-format folder")
+    p.add_argument("--level", type=int, help="only this level")
+    p.add_argument("--only", help="comma-separated problem names")
+    p.add_argument("--limit", type=int, help="the first N problems")
+    p.add_argument("--backend", default="cpu")
+    p.add_argument("--provider", default="scripted", choices=["openai", "anthropic", "scripted"])
+    p.add_argument("--model")
+    p.add_argument("--base-url")
+    p.add_argument("--reasoning-effort", choices=["low", "medium", "high"])
+    p.add_argument("--scripted", help="scripted provider: a folder of <problem name>.json answer files")
+    p.add_argument("--samples", type=int, default=1, help="independent runs per problem (K)")
+    p.add_argument("--rounds", type=int, default=3, help="rounds per run (R)")
+    p.add_argument("--target", type=float, help="stop a run once this speedup vs eager is reached")
+    p.add_argument("--profiler", default="auto", choices=["auto", "torch", "ncu", "timings", "none"])
+    p.add_argument("--no-compile", action="store_true", help="skip timing the torch.compile reference")
+    p.add_argument("--concurrency", type=int, default=4, help="runs in flight (their model calls overlap)")
+    p.add_argument("--rpm", type=float, help="model requests per minute, across all runs")
+    p.add_argument("--max-requests", type=int, default=8, help="model requests in flight at once")
+    p.add_argument("--gpus", type=int, help="local pool: GPUs to use (default: all)")
+    p.add_argument("--build-workers", type=int, help="local pool: build processes (default: half the cores)")
+    p.add_argument("--ray", nargs="?", const="auto",
+                   help="run on Ray: 'auto' (a running cluster, else a local instance), 'local', or an address")
+    p.add_argument("--resume", metavar="BENCH_ID", help="continue a bench; finished runs are skipped")
+    p.add_argument("--retry-failed", action="store_true", help="with --resume: run failed items again")
+    p.add_argument("--report", metavar="BENCH_ID", help="print (and write) a bench's report, run nothing")
+    p.add_argument("--name")
+    p.add_argument("--home", help="where runs are stored (default $KFORGE_HOME or ~/.kforge)")
+    p.add_argument("--out", help="also write summary.md and per_problem.csv into this folder")
+    p.set_defaults(fn=_cmd_bench)
 
     p = sub.add_parser("profile", help="profile a candidate: torch.profiler (everywhere) or Nsight Compute")
     p.add_argument("--problem", required=True)

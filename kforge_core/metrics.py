@@ -20,6 +20,10 @@ class ProblemOutcome:
     speedup_compiled: float | None = None
     cost_usd: float | None = None
     tokens: int = 0
+    sample: int = 0
+    status: str = ""  # the run's status (finished, failed, ...)
+    verdict: str = ""  # "correct", or the last round's verdict
+    rounds: int = 0
 
     def speedup(self, baseline: str) -> float | None:
         return self.speedup_eager if baseline == "eager" else self.speedup_compiled
@@ -49,21 +53,48 @@ def summary(outcomes: list[ProblemOutcome]) -> dict:
             "tokens_per_problem": sum(o.tokens for o in outcomes) / len(outcomes) if outcomes else 0}
 
 
-def markdown_table(outcomes: list[ProblemOutcome]) -> str:
-    s = summary(outcomes)
-    lines = ["| baseline | " + " | ".join(f"fast_{p:g}" for p in P_VALUES) + " | geomean speedup |",
-             "| --- |" + " --- |" * (len(P_VALUES) + 1)]
+def fast_p_table(outcomes: list[ProblemOutcome]) -> str:
+    """fast_p per baseline as Markdown. A baseline no outcome was timed against shows n/a beyond p=0."""
+    lines = ["| baseline | " + " | ".join(f"fast_{p:g}" for p in P_VALUES) + " |",
+             "| --- |" + " --- |" * len(P_VALUES)]
     for b in BASELINES:
-        g = s[f"geomean_{b}"]
-        lines.append(f"| {b} | " + " | ".join(f"{s[f'fast_{p:g}_{b}']:.1%}" for p in P_VALUES) +
-                     f" | {'-' if g is None else f'{g:.2f}x'} |")
+        timed = any(o.speedup(b) is not None for o in outcomes)
+        cells = [f"{fast_p(outcomes, p, b):.1%}" if (p == 0 or timed) else "n/a" for p in P_VALUES]
+        lines.append(f"| {b} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def speedup_table(outcomes: list[ProblemOutcome]) -> str:
+    """Measured figures (they vary run to run): geometric-mean speedup, cost and tokens per problem."""
+    s = summary(outcomes)
+    fmt = lambda v, f: "-" if v is None else f.format(v)  # noqa: E731
+    return "\n".join([
+        "| correct | geomean vs eager | geomean vs torch.compile | cost / problem | tokens / problem |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {s['correct']}/{s['problems']} | {fmt(s['geomean_eager'], '{:.2f}x')} | "
+        f"{fmt(s['geomean_compiled'], '{:.2f}x')} | {fmt(s['cost_usd_per_problem'], '${:.4f}')} | "
+        f"{s['tokens_per_problem']:.0f} |"])
+
+
+def per_problem_table(outcomes: list[ProblemOutcome]) -> str:
+    fmt = lambda v: "-" if v is None else f"{v:.2f}x"  # noqa: E731
+    lines = ["| problem | sample | verdict | rounds | vs eager | vs torch.compile | tokens |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {o.problem} | {o.sample} | {o.verdict} | {o.rounds} | {fmt(o.speedup_eager)} | "
+              f"{fmt(o.speedup_compiled)} | {o.tokens} |" for o in outcomes]
+    return "\n".join(lines)
+
+
+def markdown_table(outcomes: list[ProblemOutcome]) -> str:
+    return fast_p_table(outcomes) + "\n\n" + speedup_table(outcomes)
 
 
 def per_problem_csv(outcomes: list[ProblemOutcome]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["problem", "correct", "speedup_eager", "speedup_compiled", "cost_usd", "tokens"])
+    w.writerow(["problem", "sample", "verdict", "correct", "rounds", "speedup_eager", "speedup_compiled",
+                "cost_usd", "tokens", "status"])
     for o in outcomes:
-        w.writerow([o.problem, o.correct, o.speedup_eager, o.speedup_compiled, o.cost_usd, o.tokens])
+        w.writerow([o.problem, o.sample, o.verdict, o.correct, o.rounds, o.speedup_eager, o.speedup_compiled,
+                    o.cost_usd, o.tokens, o.status])
     return buf.getvalue()

@@ -47,7 +47,6 @@ class ProfileReport:
         text = "\n".join(lines)
         return text if len(text) <= limit else text[:limit] + "\n[report truncated]"
 
-
     def table_rows(self) -> list[dict]:
         """The metrics as rows for a UI table."""
         return [{"metric": m.name, "value": m.value if isinstance(m.value, str) else round(m.value, 4),
@@ -62,6 +61,12 @@ class ProfileReport:
         return {"tool": self.tool, "metrics": [vars(m) for m in self.metrics], "findings": self.findings,
                 "kernels": self.kernels, "notes": self.notes,
                 "images": [{"mime": i.mime, "label": i.label, "bytes": len(i.data)} for i in self.images]}
+
+    @classmethod
+    def from_dict(cls, d: dict, images: list[ImageData] | None = None) -> "ProfileReport":
+        """Back from to_dict() (image bytes are stored beside the report, so they come in separately)."""
+        return cls(d.get("tool", "?"), [Metric(**m) for m in d.get("metrics", [])], list(d.get("findings", [])),
+                   list(d.get("kernels", [])), list(images or []), list(d.get("notes", [])))
 
 
 def report_from_eval(result: EvalResult) -> ProfileReport:

@@ -13,7 +13,8 @@ from kforge_core.agents.analysis import AnalysisAgent, AnalysisRequest
 from kforge_core.agents.generation import GenerationAgent, GenerationRequest, ReferenceKernel
 from kforge_core.agents.parsing import Recommendation
 from kforge_core.backends import get_backend
-from kforge_core.evaluation import EvalResult, EvalSettings, Verdict, evaluate
+from kforge_core.evaluation import EvalResult, EvalSettings, Verdict
+from kforge_core.executors import Executor
 from kforge_core.llm.base import ImageData, Provider
 from kforge_core.problems import Problem, ProblemError
 from kforge_core.profile import ProfileReport, report_from_eval
@@ -56,8 +57,10 @@ class GateDecision:
 
 
 class Session:
-    def __init__(self, store: Store, run_id: str, generator: Provider, analyst: Provider | None = None):
+    def __init__(self, store: Store, run_id: str, generator: Provider, analyst: Provider | None = None,
+                 executor: Executor | None = None):
         self.store, self.run_id = store, run_id
+        self.executor = executor or Executor()  # where evaluations and profiles run
         self.config = RunConfig.from_dict(store.config(run_id))
         self.problem = Problem.from_dict(self.config.problem)
         self.backend = get_backend(self.config.backend)
@@ -179,7 +182,7 @@ class Session:
         else:
             s.write_text(rid, idx, "program.py", program)
             s.set_round(rid, idx, "evaluating")
-            result = evaluate(self.problem, program, self.backend, self.settings)
+            result = self.executor.evaluate(self.problem, program, self.backend.name, self.settings)
         s.write_json(rid, idx, "eval.json", result.to_dict())
         speedup = result.speedup("eager") if result.correct else None
         s.set_round(rid, idx, "evaluated", result.verdict.value, speedup)
@@ -203,23 +206,12 @@ class Session:
         tool = self.config.profiler
         if tool == "auto":
             tool = "ncu" if self.backend.name == "cuda" else "torch"
-        report = None
-        try:
-            if tool == "ncu":
-                from profiler_adapters.ncu import NcuUnavailable, profile
-
-                try:
-                    report, _ = profile(self.problem, program, self.backend.name,
-                                        out_dir=self.store.round_dir(self.run_id, idx) / "ncu")
-                except NcuUnavailable as e:
-                    base.notes.append(f"ncu unavailable ({e}); torch.profiler used instead")
-                    tool = "torch"
-            if tool == "torch":
-                from profiler_adapters.torch_profiler import profile as torch_profile
-
-                report = torch_profile(self.problem, program, self.backend.name, self.settings)
-        except Exception as e:  # a profiler failure must not cost the round
-            base.notes.append(f"profiling failed: {type(e).__name__}: {str(e)[:300]}")
+        if tool not in ("ncu", "torch"):
+            return base
+        report, notes, ncu_csv = self.executor.profile(self.problem, program, self.backend.name, tool, self.settings)
+        if ncu_csv:
+            self.store.write_text(self.run_id, idx, "ncu/ncu_details.csv", ncu_csv)
+        base.notes += notes
         if report is None:
             return base
         report.metrics = base.metrics + report.metrics
@@ -227,12 +219,9 @@ class Session:
         return report
 
     def _load_report(self, idx: int) -> ProfileReport:
-        from kforge_core.profile import Metric
-
         d = self.store.read_json(self.run_id, idx, "profile.json") or {"tool": "none"}
         images = [ImageData(p.read_bytes(), "image/png", p.stem[3:]) for p in self.store.images(self.run_id, idx)]
-        return ProfileReport(d.get("tool", "?"), [Metric(**m) for m in d.get("metrics", [])], d.get("findings", []),
-                             d.get("kernels", []), images, d.get("notes", []))
+        return ProfileReport.from_dict(d, images)
 
     def _analyse(self, idx: int, program: str, result: EvalResult, report: ProfileReport) -> None:
         s, rid = self.store, self.run_id

@@ -21,6 +21,10 @@ CREATE TABLE IF NOT EXISTS runs (
     status TEXT, best_speedup REAL, best_round INTEGER, rounds_done INTEGER, note TEXT, config TEXT);
 CREATE TABLE IF NOT EXISTS rounds (
     run_id TEXT, idx INTEGER, phase TEXT, verdict TEXT, speedup REAL, updated REAL, PRIMARY KEY (run_id, idx));
+CREATE TABLE IF NOT EXISTS benches (
+    id TEXT PRIMARY KEY, created REAL, updated REAL, name TEXT, status TEXT, note TEXT, spec TEXT);
+CREATE TABLE IF NOT EXISTS bench_items (
+    bench_id TEXT, problem TEXT, sample INTEGER, run_id TEXT, PRIMARY KEY (bench_id, problem, sample));
 """
 
 
@@ -85,6 +89,42 @@ class Store:
 
     def config(self, run_id: str) -> dict:
         return self.read_json(run_id, None, "config.json")
+
+    # -- benches: a problem set x samples, each item a run --------------------------------------------------
+    def create_bench(self, name: str, spec: dict) -> str:
+        bench_id = "bench-" + time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        _atomic_write(self.home / "benches" / bench_id / "spec.json", json.dumps(spec, indent=1).encode())
+        now = time.time()
+        with self._db() as db:
+            db.execute("INSERT INTO benches VALUES (?,?,?,?,?,?,?)",
+                       (bench_id, now, now, name, "created", "", json.dumps(spec)))
+        return bench_id
+
+    def add_bench_item(self, bench_id: str, problem: str, sample: int, run_id: str) -> None:
+        with self._db() as db:
+            db.execute("INSERT INTO bench_items VALUES (?,?,?,?)", (bench_id, problem, sample, run_id))
+
+    def update_bench(self, bench_id: str, **fields) -> None:
+        fields["updated"] = time.time()
+        cols = ", ".join(f"{k}=?" for k in fields)
+        with self._db() as db:
+            db.execute(f"UPDATE benches SET {cols} WHERE id=?", (*fields.values(), bench_id))
+
+    def bench(self, bench_id: str) -> dict | None:
+        row = self._db().execute("SELECT * FROM benches WHERE id=?", (bench_id,)).fetchone()
+        return {**dict(row), "spec": json.loads(row["spec"])} if row else None
+
+    def benches(self) -> list[dict]:
+        rows = self._db().execute("SELECT * FROM benches ORDER BY created DESC").fetchall()
+        return [{**dict(r), "spec": json.loads(r["spec"])} for r in rows]
+
+    def bench_items(self, bench_id: str) -> list[dict]:
+        """Each item with its run's state (status, rounds done, best speedup)."""
+        rows = self._db().execute(
+            "SELECT i.problem, i.sample, i.run_id, r.status, r.rounds_done, r.best_speedup, r.best_round, r.note "
+            "FROM bench_items i JOIN runs r ON r.id = i.run_id WHERE i.bench_id=? ORDER BY i.problem, i.sample",
+            (bench_id,)).fetchall()
+        return [dict(r) for r in rows]
 
     # -- rounds -------------------------------------------------------------------------------------------
     def round_dir(self, run_id: str, idx: int | None) -> Path:

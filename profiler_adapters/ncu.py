@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kforge_core import REPO_ROOT
 from kforge_core.backends import get_backend
-from kforge_core.evaluation.evaluator import default_cache_dir
+from kforge_core.evaluation.evaluator import worker_env
 from kforge_core.evaluation.settings import EvalSettings
 from kforge_core.problems import Problem
 from kforge_core.profile import Metric, ProfileReport
@@ -153,9 +153,10 @@ def top_metric(k: KernelProfile, name: str):
 def profile(problem: Problem, candidate_source: str, backend: str = "cuda", out_dir: Path | None = None,
             timeout_s: float = 300.0, max_kernels: int = 20, extra_metrics: tuple[str, ...] = EXTRA_METRICS,
             settings: EvalSettings | None = None, clock_control: str = "base") -> tuple[ProfileReport, str]:
-    """clock_control "base" (ncu's default) locks clocks for repeatable counters; "none" leaves them free,
+    """Run ncu on the candidate; return (report, raw CSV). Raises NcuUnavailable with a clear reason.
+
+    clock_control "base" (ncu's default) locks clocks for repeatable counters; "none" leaves them free,
     which is how the evaluator times kernels."""
-    """Run ncu on the candidate; return (report, raw CSV). Raises NcuUnavailable with a clear reason."""
     ncu = ncu_path()
     if not ncu:
         raise NcuUnavailable("Nsight Compute (ncu) is not installed or not on PATH")
@@ -166,7 +167,7 @@ def profile(problem: Problem, candidate_source: str, backend: str = "cuda", out_
         (jobdir / "candidate.py").write_text(candidate_source)
         (jobdir / "job.json").write_text(json.dumps({"problem": problem.to_dict(), "backend": b.name,
                                                      "settings": settings.to_dict()}))
-        env = {**os.environ, **b.child_env(default_cache_dir()),
+        env = {**os.environ, **worker_env(b, settings, candidate_source),
                "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
         rep = jobdir / "profile"
         cmd = [ncu, "--nvtx", "--nvtx-include", f"{RANGE}/", "--launch-count", str(max_kernels), "--target-processes",

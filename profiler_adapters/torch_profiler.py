@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from kforge_core.backends import get_backend
-from kforge_core.evaluation.evaluator import default_cache_dir
+from kforge_core.evaluation.evaluator import worker_env
 from kforge_core.evaluation.sandbox import run_worker
 from kforge_core.evaluation.settings import EvalSettings
 from kforge_core.problems import Problem
@@ -54,7 +54,7 @@ def profile(problem: Problem, candidate_source: str, backend: str = "cpu",
         (jobdir / "job.json").write_text(json.dumps({
             "problem": problem.to_dict(), "backend": b.name, "settings": settings.to_dict(),
             "address_space_limit": b.address_space_limit}))
-        o = run_worker(jobdir, b.child_env(default_cache_dir()), settings.build_timeout_s, settings.run_timeout_s,
+        o = run_worker(jobdir, worker_env(b, settings, candidate_source), settings.build_timeout_s, settings.run_timeout_s,
                        settings.memory_limit_mb, module="profiler_adapters.torch_profile_target")
         result = o.final("result")
         if result is None:

@@ -2,7 +2,8 @@ import math
 
 import pytest
 
-from kforge_core.metrics import ProblemOutcome, fast_p, geomean_speedup, markdown_table, per_problem_csv, summary
+from kforge_core.metrics import (ProblemOutcome, fast_p, fast_p_table, geomean_speedup, markdown_table,
+                                 per_problem_csv, per_problem_table, summary)
 
 OUT = [ProblemOutcome("a", True, 2.5, 1.2, 0.01, 1000), ProblemOutcome("b", True, 1.2, 0.8, 0.02, 3000),
        ProblemOutcome("c", True, 0.5, None), ProblemOutcome("d", False, None, None, 0.03, 500)]
@@ -31,5 +32,13 @@ def test_tables():
     md = markdown_table(OUT)
     assert "| eager | 75.0% | 50.0% | 25.0% | 25.0% |" in md
     csv_text = per_problem_csv(OUT)
-    assert csv_text.splitlines()[0] == "problem,correct,speedup_eager,speedup_compiled,cost_usd,tokens"
+    assert csv_text.splitlines()[0].startswith("problem,sample,verdict,correct,rounds,speedup_eager")
     assert len(csv_text.splitlines()) == 5
+    assert "| 3/4 | 1.14x |" in md  # geomean of 2.5, 1.2, 0.5
+
+
+def test_untimed_baseline_shows_na():
+    md = fast_p_table([ProblemOutcome("a", True, 1.5, None), ProblemOutcome("b", False)])
+    assert "| eager | 50.0% | 50.0% | 0.0% | 0.0% |" in md
+    assert "| compiled | 50.0% | n/a | n/a | n/a |" in md
+    assert "| a | 0 |" in per_problem_table([ProblemOutcome("a", True, 1.5, None, verdict="correct")])

@@ -34,6 +34,9 @@ class Backend:
     kernel_markers: tuple[str, ...] = ()
     # Markdown fence tag of the kernel language, for prompts showing this backend's code.
     code_tag: str = "python"
+    # Whether a program's kernels can be compiled on a machine without the accelerator, ahead of its
+    # evaluation (C++ / CUDA extensions); Triton and Metal compile when the kernel first runs.
+    builds_ahead: bool = False
 
     def available(self) -> Availability:
         raise NotImplementedError

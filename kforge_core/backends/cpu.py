@@ -14,6 +14,7 @@ from kforge_core.backends.base import Availability, Backend
 class CpuBackend(Backend):
     name = "cpu"
     language = "C++ (OpenMP) via torch.utils.cpp_extension"
+    builds_ahead = True
     kernel_markers = (r"\bload_inline\s*\(", r"cpp_extension\s*\.\s*load\s*\(")
 
     def available(self) -> Availability:

@@ -42,6 +42,7 @@ def nvcc_path() -> str | None:
 class CudaBackend(Backend):
     name = "cuda"
     language = "CUDA C++ via torch.utils.cpp_extension.load_inline"
+    builds_ahead = True
     kernel_markers = (r"__global__", r"cuda_sources\s*=")
     code_tag = "python"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -58,17 +59,35 @@ def _result_from_outcome(o: ChildOutcome, problem: Problem, backend: Backend, s:
                       **base)
 
 
-def _run(problem: Problem, candidate_source: str | None, backend: Backend, settings: EvalSettings) -> ChildOutcome:
+def worker_env(backend: Backend, settings: EvalSettings, candidate_source: str | None) -> dict[str, str]:
+    """Environment of a worker that builds or runs `candidate_source`.
+
+    Extensions are built in a folder named after the source's hash: the same source is a cache hit in any
+    later process (a build worker, then the evaluation, then the profiler), and two different programs
+    that pick the same extension name never overwrite each other's build, even when built concurrently.
+    """
     cache = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
+    env = {"OMP_NUM_THREADS": str(settings.threads or os.cpu_count() or 1), **backend.child_env(cache)}
+    if "TORCH_EXTENSIONS_DIR" in env and candidate_source is not None:
+        digest = hashlib.sha256(candidate_source.encode()).hexdigest()[:20]
+        env["TORCH_EXTENSIONS_DIR"] = str(Path(env["TORCH_EXTENSIONS_DIR"]) / digest)
+    return env
+
+
+def _run(problem: Problem, candidate_source: str | None, backend: Backend, settings: EvalSettings,
+         mode: str = "evaluate") -> ChildOutcome:
     jobdir = Path(tempfile.mkdtemp(prefix="kforge-eval-"))
     try:
         if candidate_source is not None:
             (jobdir / "candidate.py").write_text(candidate_source)
         job = {"problem": problem.to_dict(), "backend": backend.name, "settings": settings.to_dict(),
-               "address_space_limit": backend.address_space_limit, "reference_only": candidate_source is None}
+               "address_space_limit": backend.address_space_limit, "mode": mode,
+               "reference_only": candidate_source is None}
         (jobdir / "job.json").write_text(json.dumps(job))
-        env = {"OMP_NUM_THREADS": str(settings.threads or os.cpu_count() or 1), **backend.child_env(cache)}
+        env = worker_env(backend, settings, candidate_source)
+        if mode == "build":
+            env["CUDA_VISIBLE_DEVICES"] = ""  # a build worker never holds a GPU
         return run_worker(jobdir, env, settings.build_timeout_s, settings.run_timeout_s, settings.memory_limit_mb)
     finally:
         if not settings.keep_workdir:
@@ -91,6 +110,27 @@ def evaluate(problem: Problem, candidate_source: str, backend: Backend | str,
         return EvalResult(Verdict.RUNTIME_ERROR, [f"backend {backend.name} is not available here: "
                                                   f"{available.reason}"], problem=problem.name, backend=backend.name)
     return _result_from_outcome(_run(problem, candidate_source, backend, settings), problem, backend, settings)
+
+
+def build(problem: Problem, candidate_source: str, backend: Backend | str,
+          settings: EvalSettings | None = None) -> EvalResult | None:
+    """Compile a candidate ahead of its evaluation, in an isolated process that holds no GPU, so builds
+    can run on CPU workers while GPUs evaluate other candidates. Returns the verdict when the build
+    decides it (static rejection, compile error, build timeout) and None when the candidate must go on to
+    evaluate(), which then finds the build in the cache."""
+    backend = get_backend(backend) if isinstance(backend, str) else backend
+    settings = settings or EvalSettings()
+    finding = check_source(candidate_source, backend, settings.strictness)
+    if finding:
+        return EvalResult(finding.verdict, [finding.message], problem=problem.name, backend=backend.name,
+                          stage="static_checks")
+    if not backend.builds_ahead:
+        return None  # nothing to build ahead (Triton compiles on first launch, for the GPU it runs on)
+    o = _run(problem, candidate_source, backend, settings, mode="build")
+    final = o.final("result")
+    if (final and final.get("verdict") in ("compile_error", "static_rejected")) or o.timed_out:
+        return _result_from_outcome(o, problem, backend, settings)
+    return None  # built, or a failure that only the real evaluation can judge (it will meet it again)
 
 
 def check_problem(problem: Problem, settings: EvalSettings | None = None) -> None:

@@ -45,19 +45,30 @@ class ChildOutcome:
         return None
 
 
-def _group_rss_bytes(pgid: int) -> int:
-    """Resident memory of every process in the group (Linux /proc); 0 where unavailable."""
-    total, page = 0, os.sysconf("SC_PAGE_SIZE")
+def _session_pids(sid: int) -> list[int]:
+    """Every process in session `sid` (Linux /proc). The session, not the process group: ninja starts each
+    compiler in a process group of its own, and those compilers must count and die with the worker."""
+    pids = []
     try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+        entries = [p for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return 0
-    for pid in pids:
+        return pids
+    for pid in entries:
         try:
             with open(f"/proc/{pid}/stat") as f:
-                stat = f.read()
-            if int(stat.rsplit(")", 1)[1].split()[2]) != pgid:
-                continue
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid and fields[0] != "Z":  # state, ppid, pgrp, session; zombies are dead
+                pids.append(int(pid))
+        except (OSError, ValueError, IndexError):
+            continue
+    return pids
+
+
+def _session_rss_bytes(sid: int) -> int:
+    """Resident memory of every process in the session; 0 where unavailable."""
+    total, page = 0, os.sysconf("SC_PAGE_SIZE")
+    for pid in _session_pids(sid):
+        try:
             with open(f"/proc/{pid}/statm") as f:
                 total += int(f.read().split()[1]) * page
         except (OSError, ValueError, IndexError):
@@ -99,11 +110,23 @@ class _EventReader:
         return self.events
 
 
-def _kill_group(pgid: int) -> None:
+def _kill_session(sid: int) -> None:
+    """SIGKILL the worker's process group and every other process of its session (until none is left:
+    a process may fork while we kill)."""
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(sid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    for _ in range(20):
+        pids = [p for p in _session_pids(sid) if p != sid]
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)
 
 
 def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_timeout_s: float,
@@ -130,15 +153,15 @@ def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_ti
                 outcome.timed_out = stage
                 break
             if now >= next_mem_check:
-                rss = _group_rss_bytes(proc.pid)
+                rss = _session_rss_bytes(proc.pid)
                 if rss > memory_limit_mb << 20:
                     outcome.memory_exceeded_mb = rss / 2**20
                     break
                 next_mem_check = now + 0.2
             time.sleep(POLL_S)
     finally:
-        # Always take the whole group down: leftover grandchildren (forks, daemons) die with it.
-        _kill_group(proc.pid)
+        # Always take the whole session down: leftover grandchildren (forks, daemons, compilers) die with it.
+        _kill_session(proc.pid)
         proc.wait()
     outcome.returncode = proc.returncode
     outcome.events = events.poll()

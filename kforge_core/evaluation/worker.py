@@ -404,6 +404,13 @@ class Evaluation:
         sync = {"cuda": torch.cuda.synchronize, "mps": lambda: torch.mps.synchronize()}.get(device.type,
                                                                                           lambda: None)
         interpreted = self.backend.is_interpreted()
+        if self.job.get("mode") == "build":  # ahead-of-time build on a CPU worker: no device, no problem run
+            base = {"problem": self.problem["name"], "backend": self.backend.name, "trials": [], "timings": {}}
+            try:
+                self.build()
+                return {**base, "verdict": "built", "messages": ["the program builds and imports"]}
+            except Outcome as o:
+                return {**base, "verdict": o.verdict, "messages": o.messages, "build_log": o.build_log}
         result = {"problem": self.problem["name"], "backend": self.backend.name,
                   "environment": environment(device.type), "trials": [], "timings": {}, "timing_errors": {},
                   "interpreted": interpreted}

@@ -93,6 +93,7 @@ class Provider:
 
     name = "base"
     supports_images = True
+    limiter = None  # a shared RateLimiter (bench mode): every attempt, retries included, passes through it
 
     def __init__(self, model: str, max_retries: int = 4, backoff_s: float = 1.0, sleep: Callable = time.sleep):
         self.model = model
@@ -106,8 +107,9 @@ class Provider:
 
     def complete(self, messages: list[Message]) -> Completion:
         t0 = time.monotonic()
-        completion, attempts = with_retries(lambda: self._complete_once(messages), self.max_retries,
-                                            self.backoff_s, self._sleep)
+        once = (lambda: self.limiter.run(lambda: self._complete_once(messages))) if self.limiter else \
+            (lambda: self._complete_once(messages))
+        completion, attempts = with_retries(once, self.max_retries, self.backoff_s, self._sleep)
         completion.attempts, completion.seconds = attempts, round(time.monotonic() - t0, 3)
         return completion
 

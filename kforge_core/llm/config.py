@@ -25,6 +25,7 @@ class ProviderConfig:
     max_retries: int = 4
     supports_images: bool = True
     scripted_path: str | None = None
+    scripted_role: str | None = None  # a file of {"generation": [...], "analysis": [...]}: which list to replay
     manual_dir: str | None = None
 
     def to_dict(self) -> dict:
@@ -79,7 +80,7 @@ def make_provider(cfg: ProviderConfig, secrets: Mapping | None = None, **extra) 
 
         if not cfg.scripted_path:
             raise LLMError("the scripted provider needs a file of answers")
-        return ScriptedProvider.from_file(cfg.scripted_path)
+        return ScriptedProvider.from_file(cfg.scripted_path, cfg.scripted_role)
     if cfg.kind == "manual":
         from kforge_core.llm.offline import ManualProvider
 

@@ -34,13 +34,17 @@ class ScriptedProvider(Provider):
         self.calls: list[list[Message]] = []
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "ScriptedProvider":
+    def from_file(cls, path: str | Path, role: str | None = None) -> "ScriptedProvider":
+        """A JSON list of answers, {"answers": [...]}, or with `role`, {"generation": [...], "analysis": [...]}."""
         p = Path(path)
         try:
             data = json.loads(p.read_text())
         except (OSError, json.JSONDecodeError) as e:
             raise LLMError(f"{p}: cannot read scripted answers ({e})") from None
-        answers = data.get("answers") if isinstance(data, dict) else data
+        if isinstance(data, dict):
+            answers = data.get(role) if role and role in data else data.get("answers")
+        else:
+            answers = data
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise LLMError(f"{p}: expected a JSON list of answer strings (or {{\"answers\": [...]}})")
         return cls(answers, model=f"scripted:{p.name}")
