@@ -79,16 +79,16 @@ def _hide_devices() -> None:
 class PoolExecutor(Executor):
     """Local process pools: `build_workers` CPU processes and one process per device slot.
 
-    `devices` lists the GPU ids to use (one evaluation at a time on each); for the CPU backend give one slot
-    (None), so timings are not taken while another evaluation competes for the cores."""
+    `devices` lists the GPU ids to use (one evaluation at a time on each). The CPU backend gets one slot (None)
+    and no build workers: its timings must not share the cores with a build or another evaluation."""
 
     name = "pool"
-    split_build = True
 
-    def __init__(self, devices: list[str | None], build_workers: int | None = None):
+    def __init__(self, devices: list[str | None], build_workers: int = 0):
         ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent
         self.devices = devices
-        self.build_workers = build_workers or max(1, (os.cpu_count() or 2) // 2)
+        self.build_workers = build_workers
+        self.split_build = build_workers > 0
         if all(d is None for d in devices):
             self._device_pool = ProcessPoolExecutor(len(devices), mp_context=ctx)
         else:
@@ -97,7 +97,8 @@ class PoolExecutor(Executor):
                 q.put(str(d))
             self._device_pool = ProcessPoolExecutor(len(devices), mp_context=ctx, initializer=_claim_device,
                                                     initargs=(q,))
-        self._build_pool = ProcessPoolExecutor(self.build_workers, mp_context=ctx, initializer=_hide_devices)
+        self._build_pool = (ProcessPoolExecutor(build_workers, mp_context=ctx, initializer=_hide_devices)
+                            if build_workers else None)
 
     @classmethod
     def for_backend(cls, backend: str, gpus: int | None = None, build_workers: int | None = None) -> "PoolExecutor":
@@ -105,8 +106,8 @@ class PoolExecutor(Executor):
 
         if get_backend(backend).device() == "cuda":
             n = gpus if gpus is not None else max(1, gpu_count())
-            return cls([str(i) for i in range(n)], build_workers)
-        return cls([None], build_workers)
+            return cls([str(i) for i in range(n)], build_workers or max(1, (os.cpu_count() or 2) - n))
+        return cls([None], 0)
 
     def on_cpu(self, fn, *args):
         return self._build_pool.submit(fn, *args).result()
@@ -120,5 +121,6 @@ class PoolExecutor(Executor):
 
     def close(self) -> None:
         self._device_pool.shutdown(cancel_futures=True)
-        self._build_pool.shutdown(cancel_futures=True)
+        if self._build_pool:
+            self._build_pool.shutdown(cancel_futures=True)
 

@@ -19,7 +19,6 @@ class RayUnavailable(RuntimeError):
 
 class RayExecutor(Executor):
     name = "ray"
-    split_build = True
 
     def __init__(self, address: str = "auto", backend: str = "cpu", num_cpus: int | None = None):
         """address: "auto" joins a running cluster or starts a local instance; "local" always starts one;
@@ -47,12 +46,16 @@ class RayExecutor(Executor):
 
                 # Remote nodes get this checkout's code with the tasks (they still need torch and a compiler).
                 ray.init(address=address, runtime_env={"py_modules": [kforge_core, profiler_adapters]}, **kw)
-        if get_backend(backend).device() == "cuda":
-            device_opts = {"num_gpus": 1, "num_cpus": 1}  # one GPU per evaluation
+        self.split_build = get_backend(backend).device() == "cuda"
+        if self.split_build:
+            device_opts = {"num_gpus": 1, "num_cpus": 1}  # one GPU per evaluation; builds on the other CPUs
         else:
-            # CPU timings: one evaluation per node at a time (as the local pool does), where nodes offer the slot
-            slot = CPU_TIMING_SLOT in ray.cluster_resources()
-            device_opts = {"num_cpus": 1, **({"resources": {CPU_TIMING_SLOT: 1}} if slot else {})}
+            # CPU timings: one evaluation per node at a time and no builds beside it (as the local pool does):
+            # the node's timing slot, where nodes offer it, else all of one node's CPUs.
+            res = ray.cluster_resources()
+            device_opts = ({"num_cpus": 1, "resources": {CPU_TIMING_SLOT: 1}} if CPU_TIMING_SLOT in res else
+                           {"num_cpus": max(1, int(min(n["Resources"].get("CPU", 1) for n in ray.nodes()
+                                                       if n.get("Alive"))))})
         self._build = ray.remote(num_cpus=1, max_retries=0)(_run)
         self._device = ray.remote(max_retries=0, **device_opts)(_run)
 

@@ -42,17 +42,18 @@ class ScriptedProvider(Provider):
         except (OSError, json.JSONDecodeError) as e:
             raise LLMError(f"{p}: cannot read scripted answers ({e})") from None
         if isinstance(data, dict):
-            answers = data.get(role) if role and role in data else data.get("answers")
+            # a role-keyed file may hold no answers for a role (e.g. no analysis when no round is correct)
+            answers = data.get(role, data.get("answers", [])) if role else data.get("answers")
         else:
             answers = data
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise LLMError(f"{p}: expected a JSON list of answer strings (or {{\"answers\": [...]}})")
-        return cls(answers, model=f"scripted:{p.name}")
+        return cls(answers, model=f"scripted:{p.name}" + (f":{role}" if role else ""))
 
     def _complete_once(self, messages: list[Message]) -> Completion:
         self.calls.append(messages)
         if len(self.calls) > len(self.answers):
-            raise LLMError(f"scripted provider: no answer left (it holds {len(self.answers)})")
+            raise LLMError(f"scripted provider {self.model}: no answer left (it holds {len(self.answers)})")
         text = self.answers[len(self.calls) - 1]
         usage = Usage(sum(_estimate_tokens(m.text) for m in messages), _estimate_tokens(text), 0.0)
         return Completion(text, usage, self.model, self.name, "scripted")
