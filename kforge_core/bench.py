@@ -205,3 +205,98 @@ def best_of_samples(outcomes: list[ProblemOutcome]) -> list[ProblemOutcome]:
         if b is None or key > (b.correct, b.speedup_eager or 0.0):
             best[o.problem] = o
     return [best[p] for p in sorted(best)]
+
+
+def bench_report(store: Store, bench_id: str) -> tuple[str, str]:
+    """(Markdown report: fast_p, speedups, per problem; per-problem CSV) of a bench, as it stands."""
+    from kforge_core.metrics import fast_p_table, per_problem_csv, per_problem_table, speedup_table
+
+    b = store.bench(bench_id)
+    outcomes = bench_outcomes(store, bench_id)
+    spec, prov = b["spec"], b["spec"]["provider"]
+    parts = [f"# {b['name']} ({bench_id})", "",
+             f"{spec['problem_set']}; backend {spec['backend']}; provider {prov['kind']}"
+             f"{':' + prov['model'] if prov.get('model') else ''}; {spec['samples']} sample(s) x "
+             f"{spec['rounds']} round(s); status {b['status']}; {b['note']}", "",
+             "## fast_p (each sample's best round)", "", fast_p_table(outcomes), "",
+             "## Speedups and cost", "", speedup_table(outcomes), ""]
+    if spec["samples"] > 1:
+        parts += [f"## fast_p, best of {spec['samples']} samples per problem", "",
+                  fast_p_table(best_of_samples(outcomes)), ""]
+    parts += ["## Per problem", "", per_problem_table(outcomes), ""]
+    return "\n".join(parts), per_problem_csv(outcomes)
+
+
+def write_bench_report(store: Store, bench_id: str, out: str | Path | None = None) -> str:
+    """Write summary.md and per_problem.csv beside the bench (and into `out`); return the Markdown."""
+    md, csv_text = bench_report(store, bench_id)
+    for d in [store.home / "benches" / bench_id] + ([Path(out)] if out else []):
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "summary.md").write_text(md)
+        (d / "per_problem.csv").write_text(csv_text)
+    return md
+
+
+def make_executor(backend: str, ray: str | None = None, gpus: int | None = None,
+                  build_workers: int | None = None) -> Executor:
+    """The local process pool, or Ray when `ray` is given ("auto", "local" or a cluster address)."""
+    if ray:
+        from kforge_core.ray_executor import RayExecutor
+
+        return RayExecutor(ray, backend)
+    from kforge_core.executors import PoolExecutor
+
+    return PoolExecutor.for_backend(backend, gpus, build_workers)
+
+
+class BenchManager:
+    """Benches running in background threads of this process (the app); the page polls the store."""
+
+    def __init__(self, store: Store, providers: ProviderFactory):
+        self.store, self.providers = store, providers
+        self._threads: dict[str, threading.Thread] = {}
+        self._runners: dict[str, BenchRunner] = {}
+        for b in store.benches():  # benches left running by a process that died
+            if b["status"] == "running":
+                store.update_bench(b["id"], status="interrupted")
+
+    def is_active(self, bench_id: str) -> bool:
+        t = self._threads.get(bench_id)
+        return t is not None and t.is_alive()
+
+    def start(self, bench_id: str, ray: str | None = None, concurrency: int = 4,
+              per_minute: float | None = None) -> bool:
+        if self.is_active(bench_id):
+            return False
+        self.store.update_bench(bench_id, status="running")
+        t = threading.Thread(target=self._work, args=(bench_id, ray, concurrency, per_minute), daemon=True,
+                             name=f"kforge-bench-{bench_id}")
+        self._threads[bench_id] = t
+        t.start()
+        return True
+
+    def stop(self, bench_id: str) -> None:
+        r = self._runners.get(bench_id)
+        if r:
+            r.stop()
+
+    def wait(self, bench_id: str, timeout: float | None = None) -> None:
+        t = self._threads.get(bench_id)
+        if t:
+            t.join(timeout)
+
+    def _work(self, bench_id: str, ray: str | None, concurrency: int, per_minute: float | None) -> None:
+        executor = None
+        try:
+            executor = make_executor(self.store.bench(bench_id)["spec"]["backend"], ray)
+            runner = BenchRunner(self.store, bench_id, executor, self.providers, concurrency,
+                                 RateLimiter(per_minute, 8))
+            self._runners[bench_id] = runner
+            runner.run()
+            write_bench_report(self.store, bench_id)
+        except Exception as e:  # e.g. Ray missing or a cluster unreachable: say so on the bench
+            self.store.update_bench(bench_id, status="failed", note=f"{type(e).__name__}: {e}")
+        finally:
+            self._runners.pop(bench_id, None)
+            if executor:
+                executor.close()

@@ -132,48 +132,10 @@ def _cmd_run(args) -> int:
     return 0 if run["best_speedup"] else 1
 
 
-def make_executor(backend: str, ray: str | None, gpus: int | None, build_workers: int | None):
-    """The local process pool, or Ray when --ray is given (auto / local / a cluster address)."""
-    if ray:
-        from kforge_core.ray_executor import RayExecutor
-
-        return RayExecutor(ray, backend)
-    from kforge_core.executors import PoolExecutor
-
-    return PoolExecutor.for_backend(backend, gpus, build_workers)
-
-
-def write_bench_report(store, bench_id: str, out: str | None) -> str:
-    """Markdown report (fast_p, speedups, per problem) and CSV, beside the bench and in --out."""
-    from kforge_core.bench import bench_outcomes, best_of_samples
-    from kforge_core.metrics import fast_p_table, per_problem_csv, per_problem_table, speedup_table
-
-    b = store.bench(bench_id)
-    outcomes = bench_outcomes(store, bench_id)
-    spec = b["spec"]
-    parts = [f"# {b['name']} ({bench_id})", "",
-             f"{spec['problem_set']}; backend {spec['backend']}; provider {spec['provider']['kind']}"
-             f"{':' + spec['provider']['model'] if spec['provider'].get('model') else ''}; "
-             f"{spec['samples']} sample(s) x {spec['rounds']} round(s); status {b['status']}; {b['note']}", "",
-             "## fast_p (each sample's best round)", "", fast_p_table(outcomes), "",
-             "## Speedups and cost", "", speedup_table(outcomes), ""]
-    if spec["samples"] > 1:
-        best = best_of_samples(outcomes)
-        parts += [f"## fast_p, best of {spec['samples']} samples per problem", "", fast_p_table(best), ""]
-    parts += ["## Per problem", "", per_problem_table(outcomes), ""]
-    md, csv_text = "\n".join(parts), per_problem_csv(outcomes)
-    folders = [store.home / "benches" / bench_id] + ([Path(out)] if out else [])
-    for d in folders:
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "summary.md").write_text(md)
-        (d / "per_problem.csv").write_text(csv_text)
-    return md
-
-
 def _cmd_bench(args) -> int:
     from tqdm import tqdm
 
-    from kforge_core.bench import BenchRunner, BenchSpec, create_bench, problem_set
+    from kforge_core.bench import BenchRunner, BenchSpec, create_bench, make_executor, problem_set, write_bench_report
     from kforge_core.llm import ProviderConfig
     from kforge_core.llm.ratelimit import RateLimiter
     from kforge_core.runner import default_providers
@@ -212,7 +174,11 @@ def _cmd_bench(args) -> int:
         backend = args.backend
     items = store.bench_items(bench_id)
     print(f"bench {bench_id}: {len(items)} item(s) in {store.home}", file=sys.stderr)
-    executor = make_executor(backend, args.ray, args.gpus, args.build_workers)
+    try:
+        executor = make_executor(backend, args.ray, args.gpus, args.build_workers)
+    except Exception as e:  # Ray missing, a cluster address that does not answer
+        print(f"error: cannot start the executor: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
     print(f"executor: {executor.describe()}", file=sys.stderr)
     limiter = RateLimiter(args.rpm, args.max_requests)
     bar = tqdm(total=len(items), initial=len(items) - len([i for i in items if i["status"] not in

@@ -38,6 +38,13 @@ def fast_p(outcomes: list[ProblemOutcome], p: float, baseline: str = "eager") ->
     return hits / len(outcomes)
 
 
+def fast_p_curve(outcomes: list[ProblemOutcome], baseline: str = "eager", p_max: float = 3.0,
+                 step: float = 0.05) -> tuple[list[float], list[float]]:
+    """fast_p over a grid of p (for the fast_p-over-p chart)."""
+    ps = [round(i * step, 6) for i in range(int(p_max / step) + 1)]
+    return ps, [fast_p(outcomes, p, baseline) for p in ps]
+
+
 def geomean_speedup(outcomes: list[ProblemOutcome], baseline: str = "eager") -> float | None:
     xs = [o.speedup(baseline) for o in outcomes if o.correct and o.speedup(baseline)]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None

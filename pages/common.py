@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from kforge_core.bench import BenchManager
 from kforge_core.runner import RunManager, default_providers
 from kforge_core.store import Store, default_home
 
@@ -19,6 +20,16 @@ def secrets():
 def _manager(home: str) -> RunManager:
     store = Store(home)
     return RunManager(store, default_providers(store, secrets()))
+
+
+@st.cache_resource
+def _bench_manager(home: str) -> BenchManager:
+    store = Store(home)
+    return BenchManager(store, default_providers(store, secrets()))
+
+
+def bench_manager() -> BenchManager:
+    return _bench_manager(str(default_home()))
 
 
 def manager() -> RunManager:

@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 from kforge_core.store import Store
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGES = ["pages/new_run.py", "pages/run_view.py", "pages/runs.py", "pages/evaluate.py", "pages/problems.py",
-         "pages/settings.py"]
+PAGES = ["pages/new_run.py", "pages/run_view.py", "pages/runs.py", "pages/bench.py", "pages/evaluate.py",
+         "pages/problems.py", "pages/settings.py"]
 
 
 @pytest.fixture
@@ -113,3 +113,24 @@ def test_gated_scripted_run_with_an_edited_recommendation(home):
 
     runs = app("pages/runs.py")
     assert run_id in runs.dataframe[0].value["run"].tolist()
+
+
+def test_bench_page_runs_a_scripted_bench_and_shows_fast_p(home):
+    at = app("pages/bench.py")
+    at.multiselect(key="bench_problems").set_value(["level1/1_ReLU", "level1/3_Softmax"])
+    at.number_input[1].set_value(1)  # rounds
+    button(at, "Start bench").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    store = Store(home)
+    (bench,) = store.benches()
+    t0 = time.monotonic()
+    while store.bench(bench["id"])["status"] == "running" and time.monotonic() - t0 < 600:
+        time.sleep(1.0)
+    assert store.bench(bench["id"])["status"] == "finished"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    text = " ".join(m.value for m in at.markdown)
+    assert "| eager | 50.0% | 0.0% | 0.0% | 0.0% |" in text  # Softmax correct (and slower), ReLU wrong
+    table = at.dataframe[0].value
+    assert sorted(table["verdict"]) == ["correct", "numerical_mismatch"]
+    assert len(at.get("plotly_chart")) == 2  # fast_p over p, speedup distribution
