@@ -1,15 +1,18 @@
 """Time to verdict: KForge's evaluator (cold and warm build cache) vs plain load_inline on the same sources.
 
-    python -m bench.time_to_verdict OUT_DIR [--backend cuda] [problem ...]
+    python -m bench.time_to_verdict OUT_DIR [--backend cuda] [--jobs N] [problem ...]
 
 For each problem the plain build (a fresh process importing the example with an empty extensions
-folder: the time to a loaded module, no verdict) and KForge's cold evaluation (empty cache: build,
-3 correctness trials, timing vs eager) run side by side, so both see the same machine load; then KForge
-evaluates the same source again with its cache warm. Prints a table and the ratios.
+folder: the time to a loaded module, no verdict) and KForge's cold evaluation (empty caches: build,
+3 correctness trials, anti-cheat checks, timing vs eager and torch.compile) run side by side, so both see
+the same machine load (--jobs N: N problems at once). Then KForge evaluates the same source again with its
+caches warm (build, torch.compile baseline): once with a spare worker ready, as between two rounds, and
+once starting a fresh process. Prints a table and the ratios.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -24,7 +27,7 @@ from kforge_core.backends import get_backend
 from kforge_core.evaluation import EvalSettings, evaluate
 from kforge_core.problems import resolve_problem
 
-SETTINGS = dict(compile_reference=False)
+SETTINGS = {}  # the default verdict: 3 trials, anti-cheat checks, eager and torch.compile timings
 
 
 def plain_build_seconds(example: Path) -> float:
@@ -39,41 +42,59 @@ def plain_build_seconds(example: Path) -> float:
     return time.monotonic() - t0
 
 
-def kforge_seconds(problem, source, backend, cache: str) -> tuple[float, str]:
+def kforge_run(problem, source, backend, cache: str) -> dict:
     t0 = time.monotonic()
     r = evaluate(problem, source, backend, EvalSettings(cache_dir=cache, **SETTINGS))
-    return time.monotonic() - t0, r.verdict.value
+    return {"s": round(time.monotonic() - t0, 2), "verdict": r.verdict.value,
+            "stages": {**r.stage_seconds, **{f"  {k}": v for k, v in r.detail_seconds.items()}}}
+
+
+def cold_pair(b, name: str) -> dict:
+    """Plain load_inline and KForge's cold evaluation of the same example, side by side."""
+    example, problem = b.example_for(name), resolve_problem(name)
+    cache = tempfile.mkdtemp(prefix="kforge-cache-")
+    with ThreadPoolExecutor(2) as pool:
+        plain = pool.submit(plain_build_seconds, example)
+        cold = pool.submit(kforge_run, problem, example.read_text(), b, cache)
+        return {"name": name, "cache": cache, "plain_s": plain.result(), "cold": cold.result()}
 
 
 def main() -> int:
-    args = sys.argv[1:]
-    out = Path(args.pop(0))
-    backend = "cuda"
-    if args[:1] == ["--backend"]:
-        backend, args = args[1], args[2:]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--jobs", type=int, default=1, help="problems whose cold builds run at once")
+    ap.add_argument("problems", nargs="*")
+    a = ap.parse_intermixed_args()
+    out, backend = Path(a.out), a.backend
     b = get_backend(backend)
-    names = args or b.example_problems()[:5]
+    names = a.problems or b.example_problems()[:5]
+    with ThreadPoolExecutor(a.jobs) as pool:
+        colds = list(pool.map(lambda n: cold_pair(b, n), names))
     rows = []
-    for name in names:
-        example, problem = b.example_for(name), resolve_problem(name)
-        cache = tempfile.mkdtemp(prefix="kforge-cache-")
-        with ThreadPoolExecutor(2) as pool:
-            plain = pool.submit(plain_build_seconds, example)
-            cold = pool.submit(kforge_seconds, problem, example.read_text(), b, cache)
-            plain_s, (cold_s, cold_v) = plain.result(), cold.result()
-        warm_s, warm_v = kforge_seconds(problem, example.read_text(), b, cache)
-        rows.append({"problem": name, "backend": backend, "plain_load_inline_s": round(plain_s, 2),
-                     "kforge_cold_s": round(cold_s, 2), "kforge_warm_s": round(warm_s, 2),
-                     "verdicts": [cold_v, warm_v], "plain_over_warm": round(plain_s / warm_s, 2),
-                     "plain_over_cold": round(plain_s / cold_s, 2)})
+    for c in colds:  # warm: the same source again, the build (and the torch.compile baseline) cached
+        problem, src = resolve_problem(c["name"]), b.example_for(c["name"]).read_text()
+        os.environ["KFORGE_SPARE_WORKERS"] = "1"
+        kforge_run(problem, src, b, c["cache"])  # leaves a spare worker ready, as a previous round would
+        warm = kforge_run(problem, src, b, c["cache"])
+        os.environ["KFORGE_SPARE_WORKERS"] = "0"
+        fresh = kforge_run(problem, src, b, c["cache"])
+        rows.append({"problem": c["name"], "backend": backend, "cold_jobs_at_once": a.jobs,
+                     "plain_load_inline_s": round(c["plain_s"], 2), "kforge_cold_s": c["cold"]["s"],
+                     "kforge_warm_s": warm["s"], "kforge_warm_fresh_process_s": fresh["s"],
+                     "verdicts": [c["cold"]["verdict"], warm["verdict"], fresh["verdict"]],
+                     "plain_over_warm": round(c["plain_s"] / warm["s"], 2),
+                     "plain_over_cold": round(c["plain_s"] / c["cold"]["s"], 2),
+                     "warm_stages_s": warm["stages"], "fresh_stages_s": fresh["stages"], "cold_stages_s": c["cold"]["stages"]})
         print(json.dumps(rows[-1]), flush=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"time_to_verdict_{backend}.json").write_text(json.dumps(rows, indent=1))
-    print(f"\n| problem | plain load_inline (s) | KForge cold verdict (s) | KForge warm verdict (s) | plain / warm | plain / cold |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("\n| problem | plain load_inline (s) | KForge cold (s) | KForge warm (s) | warm, no spare worker (s) | "
+          "plain / warm | plain / cold |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['problem']} | {r['plain_load_inline_s']} | {r['kforge_cold_s']} | {r['kforge_warm_s']} | "
-              f"{r['plain_over_warm']}x | {r['plain_over_cold']}x |")
+              f"{r['kforge_warm_fresh_process_s']} | {r['plain_over_warm']}x | {r['plain_over_cold']}x |")
     return 0
 
 

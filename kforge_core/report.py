@@ -32,6 +32,8 @@ def verdict_table(r: EvalResult) -> str:
                 lines.append(f"speedup vs {base}: {s:.2f}x (IQR {rng[0]:.2f}-{rng[1]:.2f}x)")
     for name, err in r.timing_errors.items():
         lines.append(f"{name} reference not timed: {err[:300]}")
+    for n in r.timing_notes:
+        lines.append(f"note: {n}")
     for f in r.flags:
         lines.append(f"FLAGGED FOR REVIEW: {f}")
     if r.interpreted:

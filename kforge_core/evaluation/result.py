@@ -56,12 +56,14 @@ class EvalResult:
     timing_errors: dict[str, str] = field(default_factory=dict)  # e.g. torch.compile failing on this machine
     interpreted: bool = False  # correctness only (e.g. Triton interpreter): no timings
     flags: list[str] = field(default_factory=list)  # correct, but to be reviewed (e.g. implausible speedup)
+    timing_notes: list[str] = field(default_factory=list)  # how a timing was obtained (e.g. reused baseline)
     environment: dict = field(default_factory=dict)
     build_log: str = ""  # trimmed compiler output
     stdout_tail: str = ""
     stderr_tail: str = ""
     duration_s: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    detail_seconds: dict[str, float] = field(default_factory=dict)  # e.g. anti-cheat profiler, environment
 
     @property
     def correct(self) -> bool:

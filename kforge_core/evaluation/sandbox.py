@@ -12,6 +12,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,18 +131,63 @@ def _kill_session(sid: int) -> None:
         time.sleep(0.01)
 
 
+def _with_repo_path(env: dict[str, str]) -> dict[str, str]:
+    # The worker must import kforge_core even when it is not installed (e.g. a plain checkout).
+    paths = [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    return {**env, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+class SpareWorkers:
+    """One idle spare worker (torch already imported) kept ready in this process, so the next evaluation
+    does not wait for interpreter start-up and `import torch` (seconds on a GPU machine). Each spare serves
+    one job and a new one starts in the background when it is taken. KFORGE_SPARE_WORKERS=0 turns it off."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._spare: subprocess.Popen | None = None
+
+    @staticmethod
+    def enabled() -> bool:
+        return os.environ.get("KFORGE_SPARE_WORKERS", "1") != "0"
+
+    def _start(self) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.spare"], env=_with_repo_path(
+            dict(os.environ)), cwd=tempfile.gettempdir(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def take(self, jobdir: Path, env: dict[str, str], module: str) -> subprocess.Popen | None:
+        """Hand the job to the spare (None if there is none alive) and start the next spare."""
+        if not self.enabled():
+            return None
+        with self._lock:
+            proc, self._spare = self._spare, self._start()
+        if proc is None or proc.poll() is not None:
+            return None
+        try:
+            full_env = _with_repo_path({**os.environ, **env})  # as of now, not as of the spare's start
+            proc.stdin.write(json.dumps({"jobdir": str(jobdir), "env": full_env, "module": module}).encode() + b"\n")
+            proc.stdin.close()
+        except OSError:  # it died meanwhile
+            _kill_session(proc.pid)
+            proc.wait()
+            return None
+        return proc
+
+
+SPARES = SpareWorkers()
+
+
 def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_timeout_s: float,
                memory_limit_mb: int, module: str = "kforge_core.evaluation.worker") -> ChildOutcome:
-    merged = {**os.environ, **env}
-    # The worker must import kforge_core even when it is not installed (e.g. a plain checkout).
-    paths = [str(REPO_ROOT)] + ([merged["PYTHONPATH"]] if merged.get("PYTHONPATH") else [])
-    child_env = {**merged, "PYTHONPATH": os.pathsep.join(paths)}
     out_path, err_path = jobdir / "stdout.txt", jobdir / "stderr.txt"
     events = _EventReader(jobdir / "events.jsonl")
     t0 = time.monotonic()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", module, str(jobdir)], cwd=jobdir, env=child_env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        proc = SPARES.take(jobdir, env, module)
+        if proc is None:
+            proc = subprocess.Popen([sys.executable, "-m", module, str(jobdir)], cwd=jobdir,
+                                    env=_with_repo_path({**os.environ, **env}), stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=err, start_new_session=True)
     outcome = ChildOutcome(returncode=None)
     deadline, run_deadline_set, next_mem_check = t0 + build_timeout_s, False, t0
     try:

@@ -24,6 +24,7 @@ class EvalSettings:
     output_limit_mb: int = 256  # largest file the worker may write (stdout floods, runaway builds)
     timing: bool = True
     compile_reference: bool = True  # also time torch.compile(Model)
+    reuse_compiled_timing: bool = True  # torch.compile's timing of this problem on this device, measured once
     warmup: int = 3
     min_reps: int = 10
     max_reps: int = 200

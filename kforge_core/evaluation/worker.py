@@ -170,6 +170,20 @@ def _version(module: str) -> str | None:
 
 
 class Evaluation:
+    def timed(self, name: str):
+        """Add the time spent in a block to detail_seconds (where a verdict's seconds go)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def block():
+            t0 = time.monotonic()
+            try:
+                yield
+            finally:
+                self.detail_seconds[name] = round(self.detail_seconds.get(name, 0.0) + time.monotonic() - t0, 3)
+
+        return block()
+
     def __init__(self, job: dict, jobdir: Path, log: EventLog):
         from kforge_core.backends import get_backend
         from kforge_core.evaluation.settings import EvalSettings
@@ -179,6 +193,10 @@ class Evaluation:
         self.backend = get_backend(job["backend"])
         self.problem = job["problem"]
         self.candidate_path = str(jobdir / "candidate.py")
+        self.detail_seconds: dict[str, float] = {}
+        from kforge_core.evaluation.evaluator import default_cache_dir
+
+        self.cache_dir = Path(self.settings.cache_dir) if self.settings.cache_dir else default_cache_dir()
 
     # -- stages ---------------------------------------------------------------------------------------
     def load_problem(self):
@@ -268,12 +286,14 @@ class Evaluation:
             pristine = AC.snapshot(inputs)
             cand_inputs = _clone(inputs)
             if checks and self.output_bytes:
-                AC.poison_free_memory(device, 2 * self.output_bytes)
+                with self.timed("poison_free_memory"):
+                    AC.poison_free_memory(device, 2 * self.output_bytes)
             # The candidate runs first, on its own copy of the inputs: nothing of the reference's run exists yet.
             call = lambda: cand_model(*cand_inputs)  # noqa: E731
             try:
                 if checks and i == 0 and self.settings.strictness == "strict":
-                    cand_ops = AC.aten_ops(lambda: call())
+                    with self.timed("fallback_check_profiler"):
+                        cand_ops = AC.aten_ops(lambda: call())
                     cand_inputs = _clone(inputs)
                 cand_out = call()
                 sync()
@@ -281,7 +301,8 @@ class Evaluation:
                 raise Outcome("runtime_error", f"trial {i + 1} (seed {seed}): ModelNew.forward raised "
                                                f"{describe_exception(e, self.candidate_path)}")
             if checks and i == 0 and self.settings.strictness == "strict":
-                ref_ops = AC.aten_ops(lambda: self.run_reference(ref_model, _clone(inputs)))
+                with self.timed("fallback_check_profiler"):
+                    ref_ops = AC.aten_ops(lambda: self.run_reference(ref_model, _clone(inputs)))
                 fallback = AC.fallback_violation(ref_ops, cand_ops)
                 if fallback:
                     raise Outcome("runtime_error", f"rule violated: {fallback}")
@@ -332,11 +353,18 @@ class Evaluation:
         cand_model = _seeded(seed, lambda: model_new(*init)).to(device)
         fns = {"eager": lambda: ref_model(*inputs), "candidate": lambda: cand_model(*inputs)}
         errors = {}
-        if s.compile_reference:
+        cache_key, cached = None, None
+        if s.compile_reference and s.reuse_compiled_timing:
+            from kforge_core.evaluation import reference_cache as RC
+
+            cache_key = RC.key(self.problem["source"], RC.device_name(device.type), s.to_dict())
+            cached = RC.load(self.cache_dir, cache_key)
+        if s.compile_reference and not cached:
             try:
                 compiled = torch.compile(ref_model)
                 t0 = time.monotonic()
-                compiled(*inputs)  # compile outside the timed region
+                with self.timed("torch_compile_reference"):
+                    compiled(*inputs)  # compile outside the timed region
                 self.log.write({"compile_reference_s": round(time.monotonic() - t0, 2)})
                 fns["compiled"] = lambda: compiled(*inputs)
             except Exception as e:  # an inductor failure must not sink the candidate's verdict
@@ -346,6 +374,16 @@ class Evaluation:
             stats = T.measure(fns, clock, s.warmup, s.min_reps, s.max_reps, s.min_timing_s)
         except Exception as e:
             raise Outcome("runtime_error", f"during timing: {describe_exception(e, self.candidate_path)}")
+        if cached:
+            from kforge_core.evaluation.result import TimingStats
+
+            stats["compiled"] = TimingStats(**cached["compiled"])
+            drift = stats["eager"].median_ms / cached["eager"]["median_ms"]
+            self.timing_notes.append(
+                f"torch.compile timing reused from {time.strftime('%Y-%m-%d %H:%M', time.localtime(cached['measured_at']))}"
+                f" (same problem, device and torch); eager now runs at {drift:.2f}x the time it took then")
+        elif cache_key and "compiled" in stats:
+            RC.save(self.cache_dir, cache_key, vars(stats["compiled"]), vars(stats["eager"]))
         if s.strictness != "off":
             self.check_after_timing(ref, ref_model, cand_model, inputs, seed, sync)
             self.flags += self.review_flags(stats, inputs, cand_model, device, sync)
@@ -379,7 +417,8 @@ class Evaluation:
                          f"{self.settings.suspicious_speedup:g}x review threshold: check the kernel by hand")
         if device.type == "cuda" and cand:
             io_bytes = sum(t.numel() * t.element_size() for _, t in AC.tensors(inputs)) + self.output_bytes
-            floor = AC.roofline_ms(io_bytes, AC.measure_copy_bandwidth(device))
+            with self.timed("roofline_bandwidth_probe"):
+                floor = AC.roofline_ms(io_bytes, AC.measure_copy_bandwidth(device))
             if cand.median_ms < 0.9 * floor:
                 flags.append(f"candidate time {cand.median_ms * 1e3:.1f} us is below the memory roofline "
                              f"({floor * 1e3:.1f} us to move {io_bytes / 1e6:.1f} MB at the measured bandwidth)")
@@ -411,11 +450,13 @@ class Evaluation:
                 return {**base, "verdict": "built", "messages": ["the program builds and imports"]}
             except Outcome as o:
                 return {**base, "verdict": o.verdict, "messages": o.messages, "build_log": o.build_log}
-        result = {"problem": self.problem["name"], "backend": self.backend.name,
-                  "environment": environment(device.type), "trials": [], "timings": {}, "timing_errors": {},
-                  "interpreted": interpreted}
+        with self.timed("environment"):
+            env = environment(device.type)
+        result = {"problem": self.problem["name"], "backend": self.backend.name, "environment": env, "trials": [],
+                  "timings": {}, "timing_errors": {}, "interpreted": interpreted, "detail_seconds": self.detail_seconds}
         self.trials: list[dict] = []
         self.flags: list[str] = []
+        self.timing_notes: list[str] = []
         self.output_bytes = 0
         ref = self.load_problem()
         if self.job.get("reference_only"):
@@ -430,7 +471,7 @@ class Evaluation:
             if self.settings.timing and not interpreted:
                 result["timings"], result["timing_errors"] = self.timing(ref, model_new, device, sync)
             result.update(verdict="correct", messages=[f"all {len(self.trials)} trials match the reference"],
-                          flags=self.flags)
+                          flags=self.flags, timing_notes=self.timing_notes)
         except Outcome as o:
             result.update(verdict=o.verdict, messages=o.messages, build_log=o.build_log, trials=self.trials)
         return result

@@ -1,5 +1,6 @@
 """Every CPU-applicable adversarial candidate gets its declared verdict, and the test process survives."""
 
+import os
 import subprocess
 
 import pytest
@@ -27,3 +28,11 @@ def test_adversarial_case_gets_declared_verdict(case):
 def test_no_worker_survives_the_suite():
     left = subprocess.run(["pgrep", "-f", "kforge_core.evaluation.worker"], capture_output=True, text=True).stdout
     assert left.strip() == "", f"leftover worker processes: {left}"
+    # spare workers may wait for the next job, but none may still be inside a job's folder
+    spares = subprocess.run(["pgrep", "-f", "kforge_core.evaluation.spare"], capture_output=True, text=True).stdout
+    for pid in spares.split():
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        assert "kforge-eval-" not in cwd, f"spare worker {pid} still in a job: {cwd}"

@@ -1,0 +1,49 @@
+"""A spare worker: a process that has already paid for `import torch` (and triton) and waits for one job.
+
+    python -m kforge_core.evaluation.spare        (started by sandbox.py, never by hand)
+
+It reads one JSON line from stdin: {"jobdir", "env", "module"}, takes the job's environment, folder and
+output files, and runs the worker module as `python -m MODULE JOBDIR` would. The sandbox treats it like a
+freshly started worker (own session, deadlines, memory watchdog, killed with its session afterwards); it
+serves one job only. If its parent goes away, stdin closes and it exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+
+ALLOWED = ("kforge_core.", "profiler_adapters.")
+
+
+def main() -> None:
+    import torch  # noqa: F401  (the point of a spare: this import is done before the job arrives)
+
+    try:
+        import triton  # noqa: F401
+    except Exception:
+        pass
+    line = sys.stdin.readline()
+    if not line.strip():
+        os._exit(0)
+    msg = json.loads(line)
+    if not msg["module"].startswith(ALLOWED):
+        os._exit(2)
+    os.environ.clear()
+    os.environ.update(msg["env"])
+    threads = os.environ.get("OMP_NUM_THREADS")
+    if threads and threads.isdigit():
+        torch.set_num_threads(int(threads))  # OpenMP read the variable at import, before the job existed
+    os.chdir(msg["jobdir"])
+    for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
+        f = os.open(os.path.join(msg["jobdir"], name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(f, fd)
+        os.close(f)
+    sys.argv = [msg["module"], msg["jobdir"]]
+    runpy.run_module(msg["module"], run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main()
