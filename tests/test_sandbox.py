@@ -3,8 +3,12 @@
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 from kforge_core.evaluation.sandbox import run_worker
+
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _fake_worker(tmp_path, body: str) -> str:
@@ -63,3 +67,24 @@ def test_stdout_tail_is_bounded(tmp_path):
     o = run_worker(jobdir, {"PYTHONPATH": str(tmp_path)}, 60, 60, memory_limit_mb=4000, module=mod)
     assert o.returncode == 0
     assert len(o.stdout_tail) < 4200 and "earlier bytes" in o.stdout_tail and "flood line 199999" in o.stdout_tail
+
+
+def test_spare_worker_serves_the_next_evaluation(monkeypatch):
+    """After one evaluation a spare worker (torch imported) waits; the next evaluation runs in it with the same
+    verdict and timings of its own; with KFORGE_SPARE_WORKERS=0 every evaluation starts a fresh process."""
+    from kforge_core.evaluation import EvalSettings, evaluate
+    from kforge_core.evaluation.sandbox import SPARES
+    from kforge_core.problems import resolve_problem
+
+    problem = resolve_problem("level1/1_ReLU")
+    src = (ROOT / "assets/examples/cpu/level1/1_ReLU.py").read_text()
+    s = EvalSettings(compile_reference=False, threads=1)
+    monkeypatch.setenv("KFORGE_SPARE_WORKERS", "1")
+    evaluate(problem, src, "cpu", s)
+    assert SPARES._spare is not None and SPARES._spare.poll() is None  # a spare is waiting
+    second = evaluate(problem, src, "cpu", s)
+    assert second.correct and second.environment["spare_worker"] is True
+    assert second.environment["threads"] == 1 and second.timings["candidate"].reps >= 10
+    monkeypatch.setenv("KFORGE_SPARE_WORKERS", "0")
+    third = evaluate(problem, src, "cpu", s)
+    assert third.correct and third.environment["spare_worker"] is False

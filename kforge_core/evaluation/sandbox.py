@@ -157,7 +157,7 @@ class SpareWorkers:
 
     def take(self, jobdir: Path, env: dict[str, str], module: str) -> subprocess.Popen | None:
         """Hand the job to the spare (None if there is none alive) and start the next spare."""
-        if not self.enabled():
+        if not self.enabled() or not module.startswith(SPARE_MODULES):
             return None
         with self._lock:
             proc, self._spare = self._spare, self._start()
@@ -174,6 +174,7 @@ class SpareWorkers:
         return proc
 
 
+SPARE_MODULES = ("kforge_core.", "profiler_adapters.")  # the worker modules a spare may run
 SPARES = SpareWorkers()
 
 

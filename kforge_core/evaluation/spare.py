@@ -1,4 +1,4 @@
-"""A spare worker: a process that has already paid for `import torch` (and triton) and waits for one job.
+"""A spare worker: a process that has already paid for `import torch` and waits for one job.
 
     python -m kforge_core.evaluation.spare        (started by sandbox.py, never by hand)
 
@@ -19,12 +19,9 @@ ALLOWED = ("kforge_core.", "profiler_adapters.")
 
 
 def main() -> None:
-    import torch  # noqa: F401  (the point of a spare: this import is done before the job arrives)
-
-    try:
-        import triton  # noqa: F401
-    except Exception:
-        pass
+    # The point of a spare: this import is done before the job arrives. Not triton: whether it interprets
+    # (TRITON_INTERPRET) is fixed when it is imported, and that is the job's to say.
+    import torch  # noqa: F401
     line = sys.stdin.readline()
     if not line.strip():
         os._exit(0)
@@ -32,7 +29,10 @@ def main() -> None:
     if not msg["module"].startswith(ALLOWED):
         os._exit(2)
     os.environ.clear()
-    os.environ.update(msg["env"])
+    os.environ.update(msg["env"], KFORGE_SPARE_WORKER="1")
+    for entry in reversed(os.environ.get("PYTHONPATH", "").split(os.pathsep)):
+        if entry and entry not in sys.path:
+            sys.path.insert(0, entry)
     threads = os.environ.get("OMP_NUM_THREADS")
     if threads and threads.isdigit():
         torch.set_num_threads(int(threads))  # OpenMP read the variable at import, before the job existed

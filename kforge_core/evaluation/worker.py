@@ -128,7 +128,8 @@ def environment(device: str) -> dict:
     import torch
 
     env = {"torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform(),
-           "device": device, "threads": torch.get_num_threads()}
+           "device": device, "threads": torch.get_num_threads(),
+           "spare_worker": os.environ.get("KFORGE_SPARE_WORKER") == "1"}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
