@@ -138,29 +138,35 @@ def _with_repo_path(env: dict[str, str]) -> dict[str, str]:
 
 
 class SpareWorkers:
-    """One idle spare worker (torch already imported) kept ready in this process, so the next evaluation
-    does not wait for interpreter start-up and `import torch` (seconds on a GPU machine). Each spare serves
-    one job and a new one starts in the background when it is taken. KFORGE_SPARE_WORKERS=0 turns it off."""
+    """An idle spare worker (torch already imported) kept ready in this process, so the next evaluation
+    does not wait for interpreter start-up and imports (seconds on a GPU machine). Each spare serves one
+    job and a new one starts in the background when it is taken; there is one per value of TRITON_INTERPRET
+    (fixed at import). KFORGE_SPARE_WORKERS=0 turns them off."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._spare: subprocess.Popen | None = None
+        self._spares: dict[str, subprocess.Popen] = {}
 
     @staticmethod
     def enabled() -> bool:
         return os.environ.get("KFORGE_SPARE_WORKERS", "1") != "0"
 
-    def _start(self) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.spare"], env=_with_repo_path(
-            dict(os.environ)), cwd=tempfile.gettempdir(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+    def _start(self, interpret: str) -> subprocess.Popen:
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        if interpret:
+            env["TRITON_INTERPRET"] = interpret
+        return subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.spare"], env=_with_repo_path(env),
+                                cwd=tempfile.gettempdir(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
 
     def take(self, jobdir: Path, env: dict[str, str], module: str) -> subprocess.Popen | None:
         """Hand the job to the spare (None if there is none alive) and start the next spare."""
         if not self.enabled() or not module.startswith(SPARE_MODULES):
             return None
+        interpret = {**os.environ, **env}.get("TRITON_INTERPRET", "")
         with self._lock:
-            proc, self._spare = self._spare, self._start()
+            proc = self._spares.get(interpret)
+            self._spares[interpret] = self._start(interpret)
         if proc is None or proc.poll() is not None:
             return None
         try:

@@ -19,9 +19,11 @@ ALLOWED = ("kforge_core.", "profiler_adapters.")
 
 
 def main() -> None:
-    # The point of a spare: this import is done before the job arrives. Not triton: whether it interprets
-    # (TRITON_INTERPRET) is fixed when it is imported, and that is the job's to say.
+    # The point of a spare: these imports are done before the job arrives. torch._dynamo is what the
+    # anti-cheat dispatch mode and torch.compile pull in (1.5-4 s); it imports triton, whose interpreter
+    # switch (TRITON_INTERPRET) is read at import: sandbox.py keeps spares per value of that switch.
     import torch  # noqa: F401
+    import torch._dynamo  # noqa: F401
     line = sys.stdin.readline()
     if not line.strip():
         os._exit(0)
