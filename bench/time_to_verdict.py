@@ -25,6 +25,7 @@ from pathlib import Path
 from kforge_core import REPO_ROOT
 from kforge_core.backends import get_backend
 from kforge_core.evaluation import EvalSettings, evaluate
+from kforge_core.evaluation.sandbox import SPARES
 from kforge_core.problems import resolve_problem
 
 SETTINGS = {}  # the default verdict: 3 trials, anti-cheat checks, eager and torch.compile timings
@@ -75,7 +76,8 @@ def main() -> int:
     for c in colds:  # warm: the same source again, the build (and the torch.compile baseline) cached
         problem, src = resolve_problem(c["name"]), b.example_for(c["name"]).read_text()
         os.environ["KFORGE_SPARE_WORKERS"] = "1"
-        kforge_run(problem, src, b, c["cache"])  # leaves a spare worker ready, as a previous round would
+        kforge_run(problem, src, b, c["cache"])  # leaves a spare worker, as a previous round would
+        SPARES.wait_ready()  # between rounds the model's answer takes longer than the spare's imports
         warm = kforge_run(problem, src, b, c["cache"])
         os.environ["KFORGE_SPARE_WORKERS"] = "0"
         fresh = kforge_run(problem, src, b, c["cache"])

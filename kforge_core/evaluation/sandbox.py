@@ -146,6 +146,7 @@ class SpareWorkers:
     def __init__(self):
         self._lock = threading.Lock()
         self._spares: dict[str, subprocess.Popen] = {}
+        self._ready_files: dict[str, Path] = {}  # a spare creates its file once its imports are done
 
     @staticmethod
     def enabled() -> bool:
@@ -155,9 +156,26 @@ class SpareWorkers:
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         if interpret:
             env["TRITON_INTERPRET"] = interpret
-        return subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.spare"], env=_with_repo_path(env),
+        self._ready_files[interpret] = Path(tempfile.mktemp(prefix="kforge-spare-ready-"))
+        env["KFORGE_SPARE_READY_FILE"] = str(self._ready_files[interpret])
+        proc = subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.spare"], env=_with_repo_path(env),
                                 cwd=tempfile.gettempdir(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
+        return proc
+
+    def wait_ready(self, timeout_s: float = 30.0, interpret: str = "") -> bool:
+        """Wait until the spare has done its imports (benchmarks: measure a verdict with a spare ready, as
+        between two rounds of a run)."""
+        proc = self._spares.get(interpret)
+        if proc is None:
+            return False
+        ready = self._ready_files[interpret]
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and proc.poll() is None:
+            if ready.exists():
+                return True
+            time.sleep(0.05)
+        return False
 
     def take(self, jobdir: Path, env: dict[str, str], module: str) -> subprocess.Popen | None:
         """Hand the job to the spare (None if there is none alive) and start the next spare."""

@@ -24,6 +24,10 @@ def main() -> None:
     # switch (TRITON_INTERPRET) is read at import: sandbox.py keeps spares per value of that switch.
     import torch  # noqa: F401
     import torch._dynamo  # noqa: F401
+
+    ready = os.environ.get("KFORGE_SPARE_READY_FILE")
+    if ready:
+        open(ready, "w").close()
     line = sys.stdin.readline()
     if not line.strip():
         os._exit(0)
