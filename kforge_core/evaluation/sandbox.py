@@ -177,14 +177,24 @@ class SpareWorkers:
             time.sleep(0.05)
         return False
 
+    def replenish(self, env: dict[str, str], module: str) -> None:
+        """Start the next spare once a job is over: its imports then run while the model thinks about the
+        next round, not beside this job's timings (on a CPU backend they would share the cores)."""
+        if not self.enabled() or not module.startswith(SPARE_MODULES):
+            return
+        interpret = {**os.environ, **env}.get("TRITON_INTERPRET", "")
+        with self._lock:
+            current = self._spares.get(interpret)
+            if current is None or current.poll() is not None:
+                self._spares[interpret] = self._start(interpret)
+
     def take(self, jobdir: Path, env: dict[str, str], module: str) -> subprocess.Popen | None:
-        """Hand the job to the spare (None if there is none alive) and start the next spare."""
+        """Hand the job to the spare (None if there is none alive)."""
         if not self.enabled() or not module.startswith(SPARE_MODULES):
             return None
         interpret = {**os.environ, **env}.get("TRITON_INTERPRET", "")
         with self._lock:
-            proc = self._spares.get(interpret)
-            self._spares[interpret] = self._start(interpret)
+            proc = self._spares.pop(interpret, None)
         if proc is None or proc.poll() is not None:
             return None
         try:
@@ -235,6 +245,7 @@ def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_ti
         # Always take the whole session down: leftover grandchildren (forks, daemons, compilers) die with it.
         _kill_session(proc.pid)
         proc.wait()
+        SPARES.replenish(env, module)
     outcome.returncode = proc.returncode
     outcome.events = events.poll()
     outcome.stdout_tail, outcome.stderr_tail = _tail(out_path), _tail(err_path)
