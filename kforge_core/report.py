@@ -34,6 +34,8 @@ def verdict_table(r: EvalResult) -> str:
         lines.append(f"{name} reference not timed: {err[:300]}")
     for n in r.timing_notes:
         lines.append(f"note: {n}")
+    for n in r.build_notes:
+        lines.append(f"build: {n}")
     for f in r.flags:
         lines.append(f"FLAGGED FOR REVIEW: {f}")
     if r.interpreted:

@@ -57,6 +57,7 @@ class EvalResult:
     interpreted: bool = False  # correctness only (e.g. Triton interpreter): no timings
     flags: list[str] = field(default_factory=list)  # correct, but to be reviewed (e.g. implausible speedup)
     timing_notes: list[str] = field(default_factory=list)  # how a timing was obtained (e.g. reused baseline)
+    build_notes: list[str] = field(default_factory=list)  # how the build was sped up (fast_build.py)
     environment: dict = field(default_factory=dict)
     build_log: str = ""  # trimmed compiler output
     stdout_tail: str = ""

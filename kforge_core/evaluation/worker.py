@@ -20,6 +20,7 @@ from pathlib import Path
 
 # Only the standard library until limits are applied: nothing heavy may run unbounded.
 ADDRESS_SPACE_SLACK = 4 << 30  # torch and OpenMP reserve address space they never touch
+PCH_FILE_LIMIT = 4 << 30  # a precompiled torch/extension.h is ~0.8 GB
 
 
 class ProblemFailure(Exception):
@@ -59,7 +60,8 @@ def apply_limits(memory_limit_mb: int, output_limit_mb: int, address_space_limit
         lim = (memory_limit_mb << 20) + ADDRESS_SPACE_SLACK
         resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
     out = output_limit_mb << 20
-    resource.setrlimit(resource.RLIMIT_FSIZE, (out, out))
+    # The hard limit leaves room for KForge's own precompiled header (fast_build.py raises its soft limit).
+    resource.setrlimit(resource.RLIMIT_FSIZE, (out, max(out, PCH_FILE_LIMIT)))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -195,6 +197,7 @@ class Evaluation:
         self.problem = job["problem"]
         self.candidate_path = str(jobdir / "candidate.py")
         self.detail_seconds: dict[str, float] = {}
+        self.build_notes: list[str] = []
         from kforge_core.evaluation.evaluator import default_cache_dir
 
         self.cache_dir = Path(self.settings.cache_dir) if self.settings.cache_dir else default_cache_dir()
@@ -251,6 +254,8 @@ class Evaluation:
 
         self.log.stage("build")
         source = Path(self.candidate_path).read_text()
+        fast = self.install_fast_build()
+        t0 = time.monotonic()
         try:
             mod = load_source_module(source, self.candidate_path, "kforge_candidate")
         except SyntaxError as e:
@@ -262,10 +267,23 @@ class Evaluation:
                 head = err.message if err else text.splitlines()[0]
                 raise Outcome("compile_error", head, build_log=trim_log(text))
             raise Outcome("runtime_error", f"loading the program failed: {describe_exception(e, self.candidate_path)}")
+        finally:
+            if fast:
+                with self.timed("waiting_for_precompiled_header"):
+                    fast.wait(self.settings.build_timeout_s - (time.monotonic() - t0) - 5)
         model_new = getattr(mod, "ModelNew", None)
         if not isinstance(model_new, type):
             raise Outcome("static_rejected", "the program defines no class ModelNew")
         return model_new
+
+    def install_fast_build(self):
+        """Speed up load_inline builds (fast_build.py); KFORGE_FAST_BUILD=0 builds exactly as torch does."""
+        if self.backend.name not in ("cuda", "cpu") or os.environ.get("KFORGE_FAST_BUILD", "1") == "0":
+            return None
+        from kforge_core.evaluation import fast_build
+
+        pch = os.environ.get("KFORGE_PCH_DIR") or str(self.cache_dir / "precompiled_headers")
+        return fast_build.install(Path(pch) if pch != "off" else None, self.build_notes)
 
     def correctness(self, ref, model_new, device, sync) -> list[dict]:
         from kforge_core.evaluation import anticheat as AC
@@ -445,7 +463,8 @@ class Evaluation:
                                                                                           lambda: None)
         interpreted = self.backend.is_interpreted()
         if self.job.get("mode") == "build":  # ahead-of-time build on a CPU worker: no device, no problem run
-            base = {"problem": self.problem["name"], "backend": self.backend.name, "trials": [], "timings": {}}
+            base = {"problem": self.problem["name"], "backend": self.backend.name, "trials": [], "timings": {},
+                    "build_notes": self.build_notes}
             try:
                 self.build()
                 return {**base, "verdict": "built", "messages": ["the program builds and imports"]}
@@ -454,7 +473,8 @@ class Evaluation:
         with self.timed("environment"):
             env = environment(device.type)
         result = {"problem": self.problem["name"], "backend": self.backend.name, "environment": env, "trials": [],
-                  "timings": {}, "timing_errors": {}, "interpreted": interpreted, "detail_seconds": self.detail_seconds}
+                  "timings": {}, "timing_errors": {}, "interpreted": interpreted, "detail_seconds": self.detail_seconds,
+                  "build_notes": self.build_notes}
         self.trials: list[dict] = []
         self.flags: list[str] = []
         self.timing_notes: list[str] = []
