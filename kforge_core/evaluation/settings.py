@@ -33,6 +33,7 @@ class EvalSettings:
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     strictness: str = "strict"  # anti-cheat rules: "strict", "lenient" or "off" (see static_checks.py)
     suspicious_speedup: float = 10.0  # speedups above this are flagged for review, not celebrated
+    fast_build: bool = True  # lighter CUDA includes + precompiled torch/extension.h (fast_build.py)
     cache_dir: str | None = None  # build cache (torch extensions); None: ~/.cache/kforge
     keep_workdir: bool = False
 

@@ -278,7 +278,8 @@ class Evaluation:
 
     def install_fast_build(self):
         """Speed up load_inline builds (fast_build.py); KFORGE_FAST_BUILD=0 builds exactly as torch does."""
-        if self.backend.name not in ("cuda", "cpu") or os.environ.get("KFORGE_FAST_BUILD", "1") == "0":
+        if (self.backend.name not in ("cuda", "cpu") or not self.settings.fast_build
+                or os.environ.get("KFORGE_FAST_BUILD", "1") == "0"):
             return None
         from kforge_core.evaluation import fast_build
 
