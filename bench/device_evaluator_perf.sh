@@ -14,7 +14,7 @@ for part in $parts; do
   mkdir -p "$out/$part"
   case $part in
     ttv_cuda)   cmd=(timeout 400 python -m bench.time_to_verdict "$out/$part" --backend cuda --jobs 3) ;;
-    ttv_cpu)    cmd=(timeout 150 python -m bench.time_to_verdict "$out/$part" --backend cpu) ;;
+    ttv_cpu)    cmd=(timeout 330 python -m bench.time_to_verdict "$out/$part" --backend cpu) ;;
     ttv_triton) cmd=(timeout 180 python -m bench.time_to_verdict "$out/$part" --backend triton --jobs 5) ;;
     fidelity)   cmd=(timeout 400 python -m bench.timing_fidelity "$out/$part") ;;
     *) echo "unknown part $part"; exit 2 ;;
