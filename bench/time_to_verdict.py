@@ -28,6 +28,7 @@ from pathlib import Path
 from kforge_core import REPO_ROOT
 from kforge_core.backends import get_backend
 from kforge_core.evaluation import EvalSettings, evaluate
+from kforge_core.evaluation.fast_build import BACKENDS as FAST_BUILD_BACKENDS
 from kforge_core.evaluation.sandbox import SPARES
 from kforge_core.problems import resolve_problem
 
@@ -87,7 +88,7 @@ def main() -> int:
     b = get_backend(backend)
     names = a.problems or b.example_problems()[:5]
     os.environ["KFORGE_PCH_DIR"] = str(Path(tempfile.mkdtemp(prefix="kforge-pch-dir-")))
-    pch_s = precompile_headers(b, names) if backend in ("cuda", "cpu") else 0.0
+    pch_s = precompile_headers(b, names) if backend in FAST_BUILD_BACKENDS else 0.0
     print(json.dumps({"precompiled_headers_once_s": round(pch_s, 1)}), flush=True)
     with ThreadPoolExecutor(a.jobs) as pool:
         colds = list(pool.map(lambda n: cold_triple(b, n), names))

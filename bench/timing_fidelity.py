@@ -44,9 +44,6 @@ print(json.dumps({"kforge_empty_kernel_ms": stats["empty"].median_ms}))
 
 def empty_kernel_cost() -> dict:
     """The empty kernel timed by KForge's clock, and its duration under ncu (median over 50 launches)."""
-    import csv
-    import io
-
     p = subprocess.run([sys.executable, "-c", EMPTY_KERNEL], capture_output=True, text=True)
     out = {"kforge_empty_kernel_ms": json.loads(p.stdout.strip().splitlines()[-1])["kforge_empty_kernel_ms"]
            if p.returncode == 0 else None}
@@ -55,11 +52,8 @@ def empty_kernel_cost() -> dict:
         q = subprocess.run([ncu_bin, "--csv", "--metrics", "gpu__time_duration.sum", "--clock-control", "none",
                             "-k", "regex:spin", "-c", "50", sys.executable, "-c", EMPTY_KERNEL],
                            capture_output=True, text=True)
-        rows = [r for r in csv.DictReader(io.StringIO(q.stdout[q.stdout.find('"ID"'):]))
-                if r.get("Metric Name") == "gpu__time_duration.sum"]
-        scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0}
-        vals = [float(r["Metric Value"].replace(",", "")) * scale.get(r.get("Metric Unit", "nsecond"), 1e-6)
-                for r in rows]
+        vals = [ncu.time_us(k, "gpu__time_duration.sum") / 1e3 for k in ncu.parse_details_csv(q.stdout)
+                if "gpu__time_duration.sum" in k.metrics]
         out["ncu_empty_kernel_ms"] = statistics.median(vals) if vals else None
     ok = out.get("kforge_empty_kernel_ms") is not None and out.get("ncu_empty_kernel_ms") is not None
     out["fixed_cost_ms"] = out["kforge_empty_kernel_ms"] - out["ncu_empty_kernel_ms"] if ok else None

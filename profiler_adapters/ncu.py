@@ -98,8 +98,9 @@ def parse_details_csv(text: str) -> list[KernelProfile]:
     return list(kernels.values())
 
 
-def _duration_us(k: KernelProfile) -> float:
-    v, unit = k.metrics.get("Duration", ("0", ""))
+def time_us(k: KernelProfile, metric: str = "Duration") -> float:
+    """A time metric of a kernel in µs, whatever unit ncu printed it in."""
+    v, unit = k.metrics.get(metric, ("0", ""))
     x = _num(v) or 0.0
     return x * {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}.get(unit, 1.0)
 
@@ -107,8 +108,8 @@ def _duration_us(k: KernelProfile) -> float:
 def report_from_kernels(kernels: list[KernelProfile]) -> ProfileReport:
     if not kernels:
         return ProfileReport("ncu", notes=["ncu profiled no kernel inside the candidate's forward pass"])
-    kernels = sorted(kernels, key=_duration_us, reverse=True)
-    total = sum(_duration_us(k) for k in kernels) or 1.0
+    kernels = sorted(kernels, key=time_us, reverse=True)
+    total = sum(time_us(k) for k in kernels) or 1.0
     top = kernels[0]
     metrics = [Metric("kernels profiled", str(len(kernels))), Metric("total kernel time", total, "us")]
     for label, name in KEY_METRICS:
@@ -135,8 +136,8 @@ def report_from_kernels(kernels: list[KernelProfile]) -> ProfileReport:
         n_tensor = _num(top.metrics["sm__inst_executed_pipe_tensor.sum"][0])
         metrics.append(Metric("tensor-core instructions executed", n_tensor if n_tensor is not None else "?", "",
                               "tensor cores unused" if n_tensor == 0 else ""))
-    rows = [{"kernel": k.name[:80], "time_us": round(_duration_us(k), 2),
-             "share": f"{_duration_us(k) / total:.0%}",
+    rows = [{"kernel": k.name[:80], "time_us": round(time_us(k), 2),
+             "share": f"{time_us(k) / total:.0%}",
              "sm_pct": top_metric(k, "Compute (SM) Throughput"), "mem_pct": top_metric(k, "Memory Throughput")}
             for k in kernels]
     findings = list(dict.fromkeys(r for k in kernels for r in k.rules))

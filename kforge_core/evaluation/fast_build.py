@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+BACKENDS = ("cuda", "cpu")  # the backends whose candidates build with load_inline
 _EXTENSION_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
 # Names that only torch/extension.h (torch/all.h + torch/python.h) brings, not torch/types.h.
 _NEEDS_EXTENSION_H = re.compile(

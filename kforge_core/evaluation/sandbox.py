@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kforge_core import REPO_ROOT
+from kforge_core.evaluation import spare
 
 POLL_S = 0.05
 TAIL_CHARS = 4000
@@ -158,10 +159,14 @@ class SpareWorkers:
             env["TRITON_INTERPRET"] = interpret
         self._ready_files[interpret] = Path(tempfile.mktemp(prefix="kforge-spare-ready-"))
         env["KFORGE_SPARE_READY_FILE"] = str(self._ready_files[interpret])
-        proc = subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.spare"], env=_with_repo_path(env),
+        return subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.spare"], env=_with_repo_path(env),
                                 cwd=tempfile.gettempdir(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
-        return proc
+
+    @staticmethod
+    def _interpret(env: dict[str, str]) -> str:
+        """The TRITON_INTERPRET value a job with this environment runs under: the spare it needs."""
+        return {**os.environ, **env}.get("TRITON_INTERPRET", "")
 
     def wait_ready(self, timeout_s: float = 30.0, interpret: str = "") -> bool:
         """Wait until the spare has done its imports (benchmarks: measure a verdict with a spare ready, as
@@ -182,7 +187,7 @@ class SpareWorkers:
         next round, not beside this job's timings (on a CPU backend they would share the cores)."""
         if not self.enabled() or not module.startswith(SPARE_MODULES):
             return
-        interpret = {**os.environ, **env}.get("TRITON_INTERPRET", "")
+        interpret = self._interpret(env)
         with self._lock:
             current = self._spares.get(interpret)
             if current is None or current.poll() is not None:
@@ -192,7 +197,7 @@ class SpareWorkers:
         """Hand the job to the spare (None if there is none alive)."""
         if not self.enabled() or not module.startswith(SPARE_MODULES):
             return None
-        interpret = {**os.environ, **env}.get("TRITON_INTERPRET", "")
+        interpret = self._interpret(env)
         with self._lock:
             proc = self._spares.pop(interpret, None)
         if proc is None or proc.poll() is not None:
@@ -208,7 +213,7 @@ class SpareWorkers:
         return proc
 
 
-SPARE_MODULES = ("kforge_core.", "profiler_adapters.")  # the worker modules a spare may run
+SPARE_MODULES = spare.ALLOWED  # the worker modules a spare may run
 SPARES = SpareWorkers()
 
 

@@ -278,10 +278,11 @@ class Evaluation:
 
     def install_fast_build(self):
         """Speed up load_inline builds (fast_build.py); KFORGE_FAST_BUILD=0 builds exactly as torch does."""
-        if (self.backend.name not in ("cuda", "cpu") or not self.settings.fast_build
+        from kforge_core.evaluation import fast_build
+
+        if (self.backend.name not in fast_build.BACKENDS or not self.settings.fast_build
                 or os.environ.get("KFORGE_FAST_BUILD", "1") == "0"):
             return None
-        from kforge_core.evaluation import fast_build
 
         pch = os.environ.get("KFORGE_PCH_DIR") or str(self.cache_dir / "precompiled_headers")
         return fast_build.install(Path(pch) if pch != "off" else None, self.build_notes)
