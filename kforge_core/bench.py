@@ -144,7 +144,6 @@ class BenchRunner:
         store = self.store
         try:
             if not self.stop_requested.is_set():
-                store.discard_incomplete_rounds(run_id)  # before providers count the answers already used
                 gen, ana = self.providers(store.config(run_id), run_id)
                 for p in {id(gen): gen, id(ana): ana}.values():
                     p.limiter = self.limiter

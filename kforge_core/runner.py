@@ -6,7 +6,9 @@ import threading
 import traceback
 from typing import Callable
 
-from kforge_core.llm.base import Provider
+from kforge_core import artifacts as A
+from kforge_core.llm.base import ImageData, Provider
+from kforge_core.run_record import RunRecord
 from kforge_core.session import Session
 from kforge_core.store import Store
 
@@ -33,26 +35,45 @@ class RunManager:
 
     def start(self, run_id: str) -> bool:
         """Start (or resume) a run in the background; False when it is already running."""
+        return self._start(run_id, lambda s: s.run())
+
+    def reanalyse(self, run_id: str, idx: int, images: list[ImageData]) -> bool:
+        """Store the screenshots, then run the analysis again in the background (off the page's thread,
+        so a rerun of the page cannot cut it short); the run goes back to its gate after."""
+        RunRecord(self.store, run_id).add_screenshots(idx, images)
+
+        def work(s: Session) -> None:
+            s.reanalyse(idx)
+            s.run()  # nothing left to do but wait at the gate again: sets the status
+
+        return self._start(run_id, work)
+
+    def _start(self, run_id: str, work: Callable[[Session], None]) -> bool:
         with self._lock:
             if self.is_active(run_id):
                 return False
             self.store.update_run(run_id, status="running")
-            t = threading.Thread(target=self._work, args=(run_id,), name=f"kforge-run-{run_id}", daemon=True)
+            t = threading.Thread(target=self._work, args=(run_id, work), name=f"kforge-run-{run_id}", daemon=True)
             self._threads[run_id] = t
             t.start()
             return True
 
+    def record(self, run_id: str) -> RunRecord:
+        """What pages hold: reads and the gate's writes, no providers, nothing that deletes."""
+        return RunRecord(self.store, run_id)
+
     def session(self, run_id: str) -> Session:
-        cfg = self.store.config(run_id)
-        if not self.is_active(run_id) or threading.current_thread() is self._threads.get(run_id):
-            # before providers are built: a scripted provider skips only answers of completed rounds
-            self.store.discard_incomplete_rounds(run_id)
-        gen, ana = self.providers(cfg, run_id)
-        return Session(self.store, run_id, gen, ana)
+        """The run's session, built once (providers included) and kept while the manager lives."""
+        with self._lock:
+            s = self._sessions.get(run_id)
+            if s is None:
+                gen, ana = self.providers(self.store.config(run_id), run_id)
+                s = self._sessions[run_id] = Session(self.store, run_id, gen, ana)
+            return s
 
     def stop(self, run_id: str) -> None:
         s = self._sessions.get(run_id)
-        if s:
+        if s and self.is_active(run_id):
             s.stop_requested.set()
         self.store.update_run(run_id, status="stopped", note="stopped by the user")
 
@@ -61,16 +82,27 @@ class RunManager:
         if t:
             t.join(timeout)
 
-    def _work(self, run_id: str) -> None:
+    def _work(self, run_id: str, work: Callable[[Session], None]) -> None:
         try:
             s = self.session(run_id)
-            self._sessions[run_id] = s
-            s.run()
+            s.stop_requested.clear()  # a stop applies to the work it interrupted, not to a later resume
+            work(s)
         except Exception as e:  # keep the app alive and say what happened on the run
             self.store.update_run(run_id, status="failed", note=f"{type(e).__name__}: {e}")
-            self.store.write_text(run_id, None, "error.txt", traceback.format_exc())
-        finally:
-            self._sessions.pop(run_id, None)
+            self.store.write_text(run_id, None, A.RUN_ERROR, traceback.format_exc())
+
+
+def answers_used(store: Store, run_id: str, role: str) -> int:
+    """Model answers a run has consumed in completed steps (the step's marker file is written after the
+    answer; re-analyses keep theirs under previous_analyses/), so a resumed scripted run replays the next."""
+    done, answer = (A.GENERATION, A.GENERATION_ANSWER) if role == "generation" else (A.ANALYSIS, A.ANALYSIS_ANSWER)
+    used = 0
+    for r in store.rounds(run_id):
+        folder = store.round_dir(run_id, r["idx"])
+        used += (folder / done).exists() and (folder / answer).exists()
+        if role == "analysis":
+            used += len(list((folder / A.PREVIOUS_ANALYSES).glob(f"*/{A.ANALYSIS}")))
+    return used
 
 
 def default_providers(store: Store, secrets=None) -> ProviderFactory:
@@ -85,12 +117,10 @@ def default_providers(store: Store, secrets=None) -> ProviderFactory:
     def build(cfg: dict, run_id: str, role: str) -> Provider:
         pc = ProviderConfig.from_dict(cfg)
         if pc.kind == "manual":
-            return ManualProvider(prompt_dir=store.round_dir(run_id, None) / f"manual_{role}", wait_s=24 * 3600)
+            return ManualProvider(prompt_dir=store.round_dir(run_id, None) / A.manual_dir(role), wait_s=24 * 3600)
         p = make_provider(pc, secrets)
         if isinstance(p, ScriptedProvider):
-            answer = "generation_answer.txt" if role == "generation" else "analysis_answer.txt"
-            used = sum(1 for r in store.rounds(run_id) if store.read_text(run_id, r["idx"], answer) is not None)
-            p.answers = p.answers[used:]
+            p.answers = p.answers[answers_used(store, run_id, role):]
         return p
 
     def factory(config: dict, run_id: str | None = None) -> tuple[Provider, Provider]:

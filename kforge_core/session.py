@@ -1,13 +1,17 @@
 """The round state machine: generate -> evaluate -> profile -> analyse -> human gate (or auto) -> next round.
 
-Runs without Streamlit (the CLI's `kforge run` and the app's background worker both drive it). Every phase
-is persisted through the Store as it completes; a run resumes from its last completed round.
+Runs without Streamlit (the CLI's `kforge run` and the app's background worker both drive it). Each step of
+a round writes its artifact when it completes, and a step runs only when its artifact is missing: a run
+killed at any point resumes by redoing just the step in flight. Nothing already written is ever removed (a
+re-analysis moves the analysis it replaces under previous_analyses/).
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import asdict, dataclass, field
+
+from kforge_core import artifacts as A
 
 from kforge_core.agents.analysis import AnalysisAgent, AnalysisRequest
 from kforge_core.agents.generation import GenerationAgent, GenerationRequest, ReferenceKernel
@@ -18,9 +22,9 @@ from kforge_core.executors import Executor
 from kforge_core.llm.base import ImageData, Provider
 from kforge_core.problems import Problem, ProblemError
 from kforge_core.profile import ProfileReport, report_from_eval
+from kforge_core.run_record import GATE_ACTIONS, GateDecision, RunRecord  # noqa: F401 (re-exported)
 from kforge_core.store import Store
 
-GATE_ACTIONS = ("accept", "edit_recommendation", "edit_code", "skip_profiling", "stop")
 PROFILERS = ("auto", "torch", "ncu", "timings", "none")
 
 
@@ -45,21 +49,10 @@ class RunConfig:
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
-@dataclass
-class GateDecision:
-    action: str  # one of GATE_ACTIONS
-    recommendation: dict | None = None  # edited recommendation
-    code: str | None = None  # edited program: evaluated as the next round's candidate
-
-    def __post_init__(self):
-        if self.action not in GATE_ACTIONS:
-            raise ValueError(f"unknown gate action {self.action!r}; one of {GATE_ACTIONS}")
-
-
-class Session:
+class Session(RunRecord):
     def __init__(self, store: Store, run_id: str, generator: Provider, analyst: Provider | None = None,
                  executor: Executor | None = None):
-        self.store, self.run_id = store, run_id
+        super().__init__(store, run_id)
         self.executor = executor or Executor()  # where evaluations and profiles run
         self.config = RunConfig.from_dict(store.config(run_id))
         self.problem = Problem.from_dict(self.config.problem)
@@ -73,52 +66,36 @@ class Session:
     def create(cls, store: Store, config: RunConfig) -> str:
         return store.create_run(config.to_dict())
 
-    # -- state read back from the store --------------------------------------------------------------------
-    def completed_rounds(self) -> list[int]:
-        return [r["idx"] for r in self.store.rounds(self.run_id) if r["phase"] in ("done", "gate")]
-
-    def result(self, idx: int) -> EvalResult | None:
-        d = self.store.read_json(self.run_id, idx, "eval.json")
-        return EvalResult.from_dict(d) if d else None
-
-    def recommendation(self, idx: int) -> Recommendation | None:
-        d = self.store.read_json(self.run_id, idx, "recommendation.json")
-        return Recommendation.from_dict(d) if d else None
-
-    def gate(self, idx: int) -> dict | None:
-        return self.store.read_json(self.run_id, idx, "gate.json")
-
-    def awaiting_gate(self) -> int | None:
-        rounds = self.store.rounds(self.run_id)
-        if rounds and rounds[-1]["phase"] == "gate" and self.gate(rounds[-1]["idx"]) is None:
-            return rounds[-1]["idx"]
-        return None
-
-    # -- human gate -------------------------------------------------------------------------------------------
-    def decide(self, idx: int, decision: GateDecision) -> None:
-        self.store.write_json(self.run_id, idx, "gate.json", asdict(decision))
-        self.store.set_round(self.run_id, idx, "done")
-        if decision.action == "stop":
-            self.store.update_run(self.run_id, status="stopped", note="stopped at the gate")
-
-    def add_screenshots(self, idx: int, images: list[ImageData]) -> None:
-        for n, img in enumerate(images, len(self.store.images(self.run_id, idx)) + 1):
-            self.store.write_bytes(self.run_id, idx, f"images/{n:02d}_{_slug(img.label)}.png", img.data)
-
     def reanalyse(self, idx: int) -> None:
-        """Run the analysis agent again for a round (e.g. after screenshots were uploaded)."""
+        """Run the analysis agent again for a round (e.g. after screenshots were uploaded). The earlier
+        analysis is kept under previous_analyses/; if this is interrupted, resuming the run finishes it."""
         result = self.result(idx)
         if result is None or not result.correct:
             return
-        report = self._load_report(idx)
-        self._analyse(idx, self.store.read_text(self.run_id, idx, "program.py") or "", result, report)
+        rounds = {r["idx"]: r["phase"] for r in self.store.rounds(self.run_id)}
+        after = rounds.get(idx) if rounds.get(idx) in ("gate", "done") else "gate"
+        self.store.set_round(self.run_id, idx, "reanalysing")
+        if self.store.exists(self.run_id, idx, A.ANALYSIS):
+            self._set_aside(idx, A.ANALYSIS_FILES, A.PREVIOUS_ANALYSES)
+        self._analyse(idx, self.program(idx) or "", result, self._load_report(idx))
+        self.store.set_round(self.run_id, idx, after)
+
+    def _set_aside(self, idx: int, names: tuple[str, ...], folder: str) -> None:
+        """Move a step's files into folder/NN/ (numbered in order), so redoing the step deletes nothing."""
+        present = [n for n in names if self.store.exists(self.run_id, idx, n)]
+        if present:
+            n = len(list((self.store.round_dir(self.run_id, idx) / folder).glob("*"))) + 1
+            for name in present:
+                self.store.move(self.run_id, idx, name, f"{folder}/{n:02d}/{name}")
 
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self) -> str:
         """Advance until the run ends or waits at a gate; returns the run's status."""
-        self.store.discard_incomplete_rounds(self.run_id)
         self.store.update_run(self.run_id, status="running")
         try:
+            in_flight = self.round_in_flight()
+            if in_flight is not None:  # finish what a killed process left, keeping everything it wrote
+                self._round(in_flight)
             while True:
                 status = self._next_status()
                 if status:
@@ -151,50 +128,72 @@ class Session:
             return None, None, None, {}
         prev = idx - 1
         gate = self.gate(prev) or {}
-        code = self.store.read_text(self.run_id, prev, "program.py")
         rec = self.recommendation(prev)
         if gate.get("action") == "edit_recommendation" and gate.get("recommendation"):
             rec = Recommendation.from_dict({**gate["recommendation"], "edited_by_user": True})
-        return code, self.result(prev), rec, gate
+        return self.program(prev), self.result(prev), rec, gate
 
     def _round(self, idx: int) -> None:
+        """One round, each step skipped when its artifact is already written (a resumed round)."""
         s, rid = self.store, self.run_id
-        code, prev_result, rec, gate = self._inputs_for(idx)
-        s.set_round(rid, idx, "generating")
-        if gate.get("action") == "edit_code" and gate.get("code"):
-            program, failure = gate["code"], ""
-            s.write_json(rid, idx, "generation.json", {"source": "edited by the user at the gate"})
-        else:
-            ref = self.config.reference_kernel
-            out = self.gen.generate(GenerationRequest(
-                self.problem, self.backend, idx, code, prev_result, rec,
-                ReferenceKernel(ref["backend"], ref["code"]) if ref else None))
-            s.write_json(rid, idx, "generation_prompt.json", [{"role": m.role, "text": m.text} for m in out.messages])
-            s.write_text(rid, idx, "generation_answer.txt", out.answer)
-            s.write_json(rid, idx, "generation.json", {"failure": out.failure, "notes": out.notes,
-                                                       "usage": asdict(out.usage), "model": out.model,
-                                                       "seconds": out.seconds,
-                                                       "provider": self.gen.provider.label})
-            program, failure = out.program, out.failure
-        if program is None:
-            result = EvalResult(Verdict.GENERATION_FAILURE, [failure], problem=self.problem.name,
-                                backend=self.backend.name, stage="generation")
-        else:
-            s.write_text(rid, idx, "program.py", program)
-            s.set_round(rid, idx, "evaluating")
-            result = self.executor.evaluate(self.problem, program, self.backend.name, self.settings)
-        s.write_json(rid, idx, "eval.json", result.to_dict())
+        phase = next((r["phase"] for r in s.rounds(rid) if r["idx"] == idx), None)
+        _, _, _, gate = self._inputs_for(idx)
+        if not s.exists(rid, idx, A.GENERATION):
+            self._set_aside(idx, A.GENERATION_FILES, A.INTERRUPTED)  # what a killed generation left
+            s.set_round(rid, idx, "generating")
+            self._generate(idx)
+        program = self.program(idx)
+        result = self.result(idx)
+        if result is None:
+            if program is None:
+                failure = (s.read_json(rid, idx, A.GENERATION) or {}).get("failure") or "no program"
+                result = EvalResult(Verdict.GENERATION_FAILURE, [failure], problem=self.problem.name,
+                                    backend=self.backend.name, stage="generation")
+            else:
+                s.set_round(rid, idx, "evaluating")
+                result = self.executor.evaluate(self.problem, program, self.backend.name, self.settings)
+            s.write_json(rid, idx, A.EVAL, result.to_dict())
         speedup = result.speedup("eager") if result.correct else None
         s.set_round(rid, idx, "evaluated", result.verdict.value, speedup)
         self._update_best(idx, speedup)
         if result.correct:
-            skip = gate.get("action") == "skip_profiling"
-            report = report_from_eval(result) if skip else self._profile(idx, program, result)
-            s.write_json(rid, idx, "profile.json", report.to_dict())
-            self._analyse(idx, program, result, report)
-        gated = self.config.mode == "gated" and idx < self.config.max_rounds
-        s.set_round(rid, idx, "gate" if gated else "done")
+            if s.exists(rid, idx, A.PROFILE):
+                report = self._load_report(idx)
+            else:
+                s.set_round(rid, idx, "profiling")
+                skip = gate.get("action") == "skip_profiling"
+                report = report_from_eval(result) if skip else self._profile(idx, program, result)
+                s.write_json(rid, idx, A.PROFILE, report.to_dict())
+            if not s.exists(rid, idx, A.ANALYSIS):
+                self._set_aside(idx, A.ANALYSIS_FILES, A.INTERRUPTED)  # what a killed analysis left
+                self._analyse(idx, program, result, report)
+        if phase == "reanalysing":  # a re-analysis was interrupted: it is done now, back to the gate
+            s.set_round(rid, idx, "gate" if self.gate(idx) is None else "done")
+        else:
+            gated = self.config.mode == "gated" and idx < self.config.max_rounds
+            s.set_round(rid, idx, "gate" if gated else "done")
         s.update_run(rid, rounds_done=len(self.completed_rounds()))
+
+    def _generate(self, idx: int) -> None:
+        """Write the round's program (if any) and then generation.json, whose presence marks the step done."""
+        s, rid = self.store, self.run_id
+        code, prev_result, rec, gate = self._inputs_for(idx)
+        if gate.get("action") == "edit_code" and gate.get("code"):
+            s.write_text(rid, idx, A.PROGRAM, gate["code"])
+            s.write_json(rid, idx, A.GENERATION, {"source": "edited by the user at the gate"})
+            return
+        ref = self.config.reference_kernel
+        out = self.gen.generate(GenerationRequest(
+            self.problem, self.backend, idx, code, prev_result, rec,
+            ReferenceKernel(ref["backend"], ref["code"]) if ref else None))
+        s.write_json(rid, idx, A.GENERATION_PROMPT, [{"role": m.role, "text": m.text} for m in out.messages])
+        s.write_text(rid, idx, A.GENERATION_ANSWER, out.answer)
+        if out.program is not None:
+            s.write_text(rid, idx, A.PROGRAM, out.program)
+        s.write_json(rid, idx, A.GENERATION, {
+            "failure": out.failure, "notes": out.notes, "usage": asdict(out.usage), "model": out.model,
+            "seconds": out.seconds, "provider": self.gen.provider.label, "call": out.call,
+            "recommendation_used": rec.to_dict() if rec else None})
 
     def _update_best(self, idx: int, speedup: float | None) -> None:
         run = self.store.run(self.run_id)
@@ -210,7 +209,7 @@ class Session:
             return base
         report, notes, ncu_csv = self.executor.profile(self.problem, program, self.backend.name, tool, self.settings)
         if ncu_csv:
-            self.store.write_text(self.run_id, idx, "ncu/ncu_details.csv", ncu_csv)
+            self.store.write_text(self.run_id, idx, A.NCU_CSV, ncu_csv)
         base.notes += notes
         if report is None:
             return base
@@ -219,11 +218,13 @@ class Session:
         return report
 
     def _load_report(self, idx: int) -> ProfileReport:
-        d = self.store.read_json(self.run_id, idx, "profile.json") or {"tool": "none"}
-        images = [ImageData(p.read_bytes(), "image/png", p.stem[3:]) for p in self.store.images(self.run_id, idx)]
+        d = self.store.read_json(self.run_id, idx, A.PROFILE) or {"tool": "none"}
+        images = [ImageData(p.read_bytes(), "image/png", A.image_label(p.stem))
+                  for p in self.store.images(self.run_id, idx)]
         return ProfileReport.from_dict(d, images)
 
     def _analyse(self, idx: int, program: str, result: EvalResult, report: ProfileReport) -> None:
+        """Write the analysis artifacts, analysis.json last (its presence marks the step done)."""
         s, rid = self.store, self.run_id
         report.images = report.images or self._load_report(idx).images
         history = []
@@ -232,21 +233,19 @@ class Session:
                 rec = self.recommendation(r["idx"])
                 history.append({"round": r["idx"], "verdict": r["verdict"], "speedup": r["speedup"],
                                 "recommendation": rec.title if rec else ""})
-        s.set_round(rid, idx, "analysing")
+        if next(r["phase"] for r in s.rounds(rid) if r["idx"] == idx) != "reanalysing":
+            s.set_round(rid, idx, "analysing")
         out = self.ana.analyze(AnalysisRequest(self.problem, self.backend, program, result, report, idx, history))
-        s.write_json(rid, idx, "analysis_prompt.json", [{"role": m.role, "text": m.text, "images": len(m.images)}
-                                                         for m in out.messages])
-        s.write_text(rid, idx, "analysis_answer.txt", out.answer)
-        s.write_json(rid, idx, "analysis.json", {"error": out.error, "usage": asdict(out.usage),
-                                                 "images_sent": out.images_sent, "images_omitted": out.images_omitted,
-                                                 "provider": self.ana.provider.label})
+        s.write_json(rid, idx, A.ANALYSIS_PROMPT, [{"role": m.role, "text": m.text, "images": len(m.images)}
+                                                   for m in out.messages])
+        s.write_text(rid, idx, A.ANALYSIS_ANSWER, out.answer)
         if out.recommendation:
-            s.write_json(rid, idx, "recommendation.json", out.recommendation.to_dict())
+            s.write_json(rid, idx, A.RECOMMENDATION, out.recommendation.to_dict())
+        s.write_json(rid, idx, A.ANALYSIS, {"error": out.error, "usage": asdict(out.usage),
+                                            "images_sent": out.images_sent, "images_omitted": out.images_omitted,
+                                            "provider": self.ana.provider.label, "model": out.call.get("model"),
+                                            "seconds": out.call.get("seconds"), "call": out.call})
 
     # -- export ----------------------------------------------------------------------------------------------
     def best_kernel_source(self) -> str | None:
         return self.store.best_kernel_source(self.run_id)
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in text)[:40] or "screenshot"

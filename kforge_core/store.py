@@ -15,7 +15,13 @@ import uuid
 import zipfile
 from pathlib import Path
 
-SCHEMA = """
+from kforge_core import artifacts as A
+
+# Migrations run in order on open; PRAGMA user_version records how many have run. Stores written before
+# versions existed have user_version 0 and the tables of the first migration (CREATE ... IF NOT EXISTS).
+# Append new steps; never edit one that has shipped.
+MIGRATIONS = [
+    """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, created REAL, updated REAL, problem TEXT, backend TEXT, provider TEXT, mode TEXT,
     status TEXT, best_speedup REAL, best_round INTEGER, rounds_done INTEGER, note TEXT, config TEXT);
@@ -25,11 +31,25 @@ CREATE TABLE IF NOT EXISTS benches (
     id TEXT PRIMARY KEY, created REAL, updated REAL, name TEXT, status TEXT, note TEXT, spec TEXT);
 CREATE TABLE IF NOT EXISTS bench_items (
     bench_id TEXT, problem TEXT, sample INTEGER, run_id TEXT, PRIMARY KEY (bench_id, problem, sample));
-"""
+""",
+    # when the round began, and what it is doing now ("correctness trial 2/3"): progress without reading files
+    "ALTER TABLE rounds ADD COLUMN started REAL; ALTER TABLE rounds ADD COLUMN detail TEXT;",
+    # provider labels were "kind:model" ("scripted:" with no model): now provider_label()'s "kind · model"
+    """UPDATE runs SET provider = CASE WHEN substr(provider, -1) = ':' THEN substr(provider, 1, length(provider) - 1)
+       ELSE substr(provider, 1, instr(provider, ':') - 1) || ' · ' || substr(provider, instr(provider, ':') + 1) END
+       WHERE instr(provider, ':') > 0""",
+]
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def default_home() -> Path:
     return Path(os.environ.get("KFORGE_HOME", Path.home() / ".kforge"))
+
+
+def provider_label(provider: dict) -> str:
+    """"openai · gpt-4o", "scripted" (no empty model after a colon)."""
+    model = provider.get("model") or ""
+    return f"{provider['kind']} · {model}" if model else provider["kind"]
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -45,8 +65,33 @@ class Store:
         self.runs_dir = self.home / "runs"
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._db() as db:
-            db.executescript(SCHEMA)
+        self.migrate()
+
+    def migrate(self) -> None:
+        """Run the migrations this store has not had, one transaction each (two processes opening an old
+        store at once: the second sees the first's version under the write lock and skips the step)."""
+        db = self._db()
+        while True:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    raise RuntimeError(f"{self.home}: store schema {version} is newer than this KForge "
+                                       f"({SCHEMA_VERSION}); upgrade KForge to open it")
+                if version == SCHEMA_VERSION:
+                    db.execute("COMMIT")
+                    return
+                for statement in MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {version + 1}")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        return self._db().execute("PRAGMA user_version").fetchone()[0]
 
     def _db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -60,14 +105,18 @@ class Store:
     # -- runs ---------------------------------------------------------------------------------------------
     def create_run(self, config: dict) -> str:
         run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        self.write_json(run_id, None, "config.json", config)
+        self.write_json(run_id, None, A.CONFIG, config)
         now = time.time()
-        with self._db() as db:
-            db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                       (run_id, now, now, config["problem"]["name"], config["backend"],
-                        f"{config['provider']['kind']}:{config['provider'].get('model', '')}", config.get("mode", "auto"),
-                        "created", None, None, 0, "", json.dumps(config)))
+        self._insert("runs", id=run_id, created=now, updated=now, problem=config["problem"]["name"],
+                     backend=config["backend"], provider=provider_label(config["provider"]),
+                     mode=config.get("mode", "auto"), status="created", rounds_done=0, note="",
+                     config=json.dumps(config))
         return run_id
+
+    def _insert(self, table: str, **row) -> None:
+        with self._db() as db:
+            db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                       tuple(row.values()))
 
     def update_run(self, run_id: str, **fields) -> None:
         fields["updated"] = time.time()
@@ -88,21 +137,20 @@ class Store:
         return [dict(r) for r in self._db().execute(q + " ORDER BY created DESC", args).fetchall()]
 
     def config(self, run_id: str) -> dict:
-        return self.read_json(run_id, None, "config.json")
+        return self.read_json(run_id, None, A.CONFIG)
 
     # -- benches: a problem set x samples, each item a run --------------------------------------------------
     def create_bench(self, name: str, spec: dict) -> str:
         bench_id = "bench-" + time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        _atomic_write(self.home / "benches" / bench_id / "spec.json", json.dumps(spec, indent=1).encode())
+        _atomic_write(self.home / "benches" / bench_id / A.BENCH_SPEC,
+                      json.dumps(A.stamped(spec), indent=1).encode())
         now = time.time()
-        with self._db() as db:
-            db.execute("INSERT INTO benches VALUES (?,?,?,?,?,?,?)",
-                       (bench_id, now, now, name, "created", "", json.dumps(spec)))
+        self._insert("benches", id=bench_id, created=now, updated=now, name=name, status="created", note="",
+                     spec=json.dumps(spec))
         return bench_id
 
     def add_bench_item(self, bench_id: str, problem: str, sample: int, run_id: str) -> None:
-        with self._db() as db:
-            db.execute("INSERT INTO bench_items VALUES (?,?,?,?)", (bench_id, problem, sample, run_id))
+        self._insert("bench_items", bench_id=bench_id, problem=problem, sample=sample, run_id=run_id)
 
     def update_bench(self, bench_id: str, **fields) -> None:
         fields["updated"] = time.time()
@@ -132,26 +180,24 @@ class Store:
         return d if idx is None else d / f"round_{idx:03d}"
 
     def set_round(self, run_id: str, idx: int, phase: str, verdict: str | None = None,
-                  speedup: float | None = None) -> None:
+                  speedup: float | None = None, detail: str = "") -> None:
+        now = time.time()
         with self._db() as db:
-            db.execute("INSERT INTO rounds VALUES (?,?,?,?,?,?) ON CONFLICT(run_id, idx) DO UPDATE SET "
+            db.execute("INSERT INTO rounds (run_id, idx, phase, verdict, speedup, updated, started, detail) "
+                       "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(run_id, idx) DO UPDATE SET "
                        "phase=excluded.phase, verdict=COALESCE(excluded.verdict, verdict), "
-                       "speedup=COALESCE(excluded.speedup, speedup), updated=excluded.updated",
-                       (run_id, idx, phase, verdict, speedup, time.time()))
+                       "speedup=COALESCE(excluded.speedup, speedup), updated=excluded.updated, "
+                       "detail=excluded.detail",
+                       (run_id, idx, phase, verdict, speedup, now, now, detail))
+
+    def set_round_detail(self, run_id: str, idx: int, detail: str) -> None:
+        with self._db() as db:
+            db.execute("UPDATE rounds SET detail=?, updated=? WHERE run_id=? AND idx=?",
+                       (detail, time.time(), run_id, idx))
 
     def rounds(self, run_id: str) -> list[dict]:
         return [dict(r) for r in self._db().execute("SELECT * FROM rounds WHERE run_id=? ORDER BY idx",
                                                     (run_id,)).fetchall()]
-
-    def discard_incomplete_rounds(self, run_id: str) -> None:
-        """A round that was in flight when its process died is removed, to be redone from scratch."""
-        import shutil
-
-        for r in self.rounds(run_id):
-            if r["phase"] not in ("done", "gate"):
-                shutil.rmtree(self.round_dir(run_id, r["idx"]), ignore_errors=True)
-                with self._db() as db:
-                    db.execute("DELETE FROM rounds WHERE run_id=? AND idx=?", (run_id, r["idx"]))
 
     def write_text(self, run_id: str, idx: int | None, name: str, text: str) -> Path:
         p = self.round_dir(run_id, idx) / name
@@ -164,7 +210,7 @@ class Store:
         return p
 
     def write_json(self, run_id: str, idx: int | None, name: str, obj) -> Path:
-        return self.write_text(run_id, idx, name, json.dumps(obj, indent=1, default=str))
+        return self.write_text(run_id, idx, name, json.dumps(A.stamped(obj), indent=1, default=str))
 
     def read_text(self, run_id: str, idx: int | None, name: str) -> str | None:
         p = self.round_dir(run_id, idx) / name
@@ -172,10 +218,20 @@ class Store:
 
     def read_json(self, run_id: str, idx: int | None, name: str):
         t = self.read_text(run_id, idx, name)
-        return json.loads(t) if t is not None else None
+        return A.unstamped(json.loads(t)) if t is not None else None
+
+    def exists(self, run_id: str, idx: int | None, name: str) -> bool:
+        return (self.round_dir(run_id, idx) / name).exists()
+
+    def move(self, run_id: str, idx: int | None, name: str, dest: str) -> None:
+        """Rename an artifact within the run's folder (a re-analysis keeps the analysis it replaces)."""
+        src, to = self.round_dir(run_id, idx) / name, self.round_dir(run_id, idx) / dest
+        if src.exists():
+            to.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, to)
 
     def images(self, run_id: str, idx: int) -> list[Path]:
-        return sorted((self.round_dir(run_id, idx) / "images").glob("*.png"))
+        return sorted((self.round_dir(run_id, idx) / A.IMAGES_DIR).glob("*.png"))
 
     # -- export -------------------------------------------------------------------------------------------
     def best_kernel_source(self, run_id: str) -> str | None:
@@ -183,7 +239,9 @@ class Store:
         run = self.run(run_id)
         if not run or run["best_round"] is None:
             return None
-        code = self.read_text(run_id, run["best_round"], "program.py")
+        code = self.read_text(run_id, run["best_round"], A.PROGRAM)
+        if code is None:  # the program file is missing: say so rather than fail the page that asked
+            return None
         head = (f"# KForge best kernel: run {run_id}, round {run['best_round']}, problem {run['problem']}, "
                 f"backend {run['backend']}, {run['best_speedup']:.2f}x vs PyTorch eager\n")
         return head + code

@@ -10,7 +10,7 @@ import streamlit as st
 from kforge_core.agents.parsing import Recommendation
 from kforge_core.evaluation import EvalResult
 from kforge_core.report import verdict_table
-from kforge_core.session import GateDecision
+from kforge_core.run_record import GateDecision
 from pages.common import manager
 from profiler_adapters.screenshots import ImageRejected, normalise_screenshot
 
@@ -138,7 +138,7 @@ def show_round(r: dict, prev_code: str | None, latest: bool) -> str | None:
 
 def gate(idx: int) -> None:
     st.subheader(f"Your call after round {idx}")
-    session = mgr.session(run_id)
+    session = mgr.record(run_id)
     rec = session.recommendation(idx)
     if rec:
         show_recommendation(rec)
@@ -184,9 +184,7 @@ def gate(idx: int) -> None:
             except ImageRejected as e:
                 st.error(str(e))
         if images:
-            session.add_screenshots(idx, images)
-            with st.spinner("The analysis agent is reading the screenshots…"):
-                session.reanalyse(idx)
+            mgr.reanalyse(run_id, idx, images)  # in the background: a rerun of this page cannot cut it short
             st.rerun()
 
 
@@ -247,7 +245,7 @@ def live():
         prev = show_round(r, prev, latest=r is rounds[-1])
     manual_answers()
     if status == "awaiting_gate":
-        idx = mgr.session(run_id).awaiting_gate()
+        idx = mgr.record(run_id).awaiting_gate()
         if idx:
             gate(idx)
 

@@ -9,7 +9,7 @@ from kforge_core.agents.parsing import Recommendation, RecommendationError, pars
 from kforge_core.agents.prompts import PromptLibrary
 from kforge_core.backends import Backend
 from kforge_core.evaluation.result import EvalResult
-from kforge_core.llm.base import LLMError, Message, Provider, Usage
+from kforge_core.llm.base import LLMError, Message, Provider, Usage, call_record
 from kforge_core.problems import Problem
 from kforge_core.profile import ProfileReport
 
@@ -34,6 +34,7 @@ class AnalysisOutcome:
     usage: Usage = field(default_factory=Usage)
     images_sent: int = 0
     images_omitted: int = 0
+    call: dict = field(default_factory=dict)  # call_record() of the model call
 
 
 class AnalysisAgent:
@@ -58,8 +59,9 @@ class AnalysisAgent:
         except LLMError as e:
             return AnalysisOutcome(None, f"the model call failed: {e}", messages, images_sent=sent,
                                    images_omitted=omitted)
+        call = call_record(c, self.provider.label)
         try:
             rec = parse_recommendation(c.text)
         except RecommendationError as e:
-            return AnalysisOutcome(None, str(e), messages, c.text, c.usage, sent, omitted)
-        return AnalysisOutcome(rec, "", messages, c.text, c.usage, sent, omitted)
+            return AnalysisOutcome(None, str(e), messages, c.text, c.usage, sent, omitted, call)
+        return AnalysisOutcome(rec, "", messages, c.text, c.usage, sent, omitted, call)

@@ -10,7 +10,7 @@ from kforge_core.agents.parsing import Recommendation, extract_program
 from kforge_core.agents.prompts import PromptLibrary
 from kforge_core.backends import Backend, get_backend
 from kforge_core.evaluation.result import EvalResult
-from kforge_core.llm.base import Completion, LLMError, Message, Provider, Usage
+from kforge_core.llm.base import Completion, LLMError, Message, Provider, Usage, call_record
 from kforge_core.problems import Problem, builtin_problems
 
 LANGUAGE_TAGS = {"cuda": "python", "triton": "python", "metal": "python", "cpu": "python"}
@@ -49,6 +49,7 @@ class GenerationOutcome:
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     seconds: float = 0.0
+    call: dict = field(default_factory=dict)  # call_record(): model, finish reason, attempts, latency, tokens
 
 
 def one_shot_example(backend: Backend, exclude: str = "") -> dict | None:
@@ -85,7 +86,7 @@ class GenerationAgent:
             return GenerationOutcome(None, f"the model call failed: {e}", messages=messages)
         extracted = extract_program(c.text)
         return GenerationOutcome(extracted.code, extracted.failure, extracted.notes, messages, c.text, c.usage,
-                                 c.model, c.seconds)
+                                 c.model, c.seconds, call_record(c, self.provider.label))
 
 
 def reference_from_example(backend_name: str, problem_name: str) -> ReferenceKernel | None:

@@ -50,6 +50,13 @@ class Completion:
     seconds: float = 0.0
 
 
+def call_record(c: Completion, provider_label: str) -> dict:
+    """Everything about one model call that a user comparing models wants (the raw answer is stored beside)."""
+    return {"provider": provider_label, "model": c.model, "finish_reason": c.finish_reason, "attempts": c.attempts,
+            "seconds": c.seconds, "input_tokens": c.usage.input_tokens, "output_tokens": c.usage.output_tokens,
+            "cost_usd": c.usage.cost_usd}
+
+
 class LLMError(Exception):
     """A provider failure with a message a user can act on."""
 
