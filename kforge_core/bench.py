@@ -20,6 +20,8 @@ from kforge_core.llm.ratelimit import RateLimiter
 from kforge_core.metrics import ProblemOutcome
 from kforge_core.problems import Problem, ProblemError, builtin_problems, load_problem_folder
 from kforge_core.runner import ProviderFactory
+from kforge_core import artifacts as A
+from kforge_core.evaluation import Verdict
 from kforge_core.session import RunConfig, Session
 from kforge_core.store import Store
 
@@ -154,7 +156,7 @@ class BenchRunner:
                     store.update_run(run_id, status="interrupted", note="the bench was stopped; resume it")
         except Exception as e:  # one item failing (API error, broken pool) must not sink the bench
             store.update_run(run_id, status="failed", note=f"{type(e).__name__}: {e}")
-            store.write_text(run_id, None, "error.txt", traceback.format_exc())
+            store.write_text(run_id, None, A.RUN_ERROR, traceback.format_exc())
         finally:
             self._sessions.pop(run_id, None)
         return next(i for i in store.bench_items(self.bench_id) if i["run_id"] == run_id)
@@ -169,11 +171,11 @@ def run_outcome(store: Store, item: dict) -> ProblemOutcome:
     eager = compiled = None
     best = item.get("best_round")
     if best is not None:
-        ev = store.read_json(run_id, best, "eval.json") or {}
+        ev = store.read_json(run_id, best, A.EVAL) or {}
         eager, compiled = _speedup(ev, "eager"), _speedup(ev, "compiled")
     tokens, cost, priced = 0, 0.0, False
     for r in rounds:
-        for name in ("generation.json", "analysis.json"):
+        for name in (A.GENERATION, A.ANALYSIS):
             u = (store.read_json(run_id, r["idx"], name) or {}).get("usage") or {}
             tokens += int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
             if u.get("cost_usd") is not None:
@@ -182,7 +184,7 @@ def run_outcome(store: Store, item: dict) -> ProblemOutcome:
     return ProblemOutcome(item["problem"], correct, eager, compiled, cost if priced else None, tokens,
                           sample=item["sample"], status=item["status"],
                           verdict=("correct" if correct else (verdicts[-1] if verdicts else item["status"])),
-                          rounds=len(rounds))
+                          rounds=len(rounds), harness_faults=sum(not Verdict(v).candidates_fault for v in verdicts))
 
 
 def _speedup(ev: dict, baseline: str) -> float | None:
@@ -215,13 +217,19 @@ def bench_report(store: Store, bench_id: str) -> tuple[str, str]:
     spec, prov = b["spec"], b["spec"]["provider"]
     parts = [f"# {b['name']} ({bench_id})", "",
              f"{spec['problem_set']}; backend {spec['backend']}; provider {prov['kind']}"
-             f"{':' + prov['model'] if prov.get('model') else ''}; {spec['samples']} sample(s) x "
+             f"{' · ' + prov['model'] if prov.get('model') else ''}; {spec['samples']} sample(s) x "
              f"{spec['rounds']} round(s); status {b['status']}; {b['note']}", "",
              "## fast_p (each sample's best round)", "", fast_p_table(outcomes), "",
              "## Speedups and cost", "", speedup_table(outcomes), ""]
     if spec["samples"] > 1:
         parts += [f"## fast_p, best of {spec['samples']} samples per problem", "",
                   fast_p_table(best_of_samples(outcomes)), ""]
+    faults = [o for o in outcomes if o.harness_faults]
+    if faults:
+        parts += ["## Rounds the harness could not judge", "",
+                  f"{sum(o.harness_faults for o in faults)} round(s) in {len(faults)} sample(s) ended in harness_error "
+                  "or does_not_fit: KForge's own failure or a problem too large for this device, not the candidate's. "
+                  "They count as not correct above; see each round's message.", ""]
     parts += ["## Per problem", "", per_problem_table(outcomes), ""]
     return "\n".join(parts), per_problem_csv(outcomes)
 
@@ -231,8 +239,8 @@ def write_bench_report(store: Store, bench_id: str, out: str | Path | None = Non
     md, csv_text = bench_report(store, bench_id)
     for d in [store.home / "benches" / bench_id] + ([Path(out)] if out else []):
         d.mkdir(parents=True, exist_ok=True)
-        (d / "summary.md").write_text(md)
-        (d / "per_problem.csv").write_text(csv_text)
+        (d / A.REPORT_SUMMARY).write_text(md)
+        (d / A.REPORT_TABLE).write_text(csv_text)
     return md
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from kforge_core.backends import UnknownBackend, all_backends, get_backend
-from kforge_core.evaluation import EvalSettings, check_problem, evaluate
+from kforge_core.evaluation import EvalSettings, evaluate
 from kforge_core.problems import ProblemError, builtin_problems, load_problem_folder, resolve_problem
 from kforge_core.report import verdict_table
 
@@ -34,10 +34,31 @@ def _cmd_backends(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    problem = resolve_problem(args.problem)
-    check_problem(problem)
-    print(f"{problem.path}: ok")
-    return 0
+    from kforge_core import problem_check as PC
+    from kforge_core.problems import load_problem_folder
+
+    errors: list[ProblemError] = []
+    if Path(args.problem).is_dir():
+        problems, errors = load_problem_folder(args.problem)
+        if args.level is not None:
+            problems = [p for p in problems if p.level == args.level]
+    else:
+        problems = [resolve_problem(args.problem)]
+    baseline = PC.load_baseline(args.baseline) if args.baseline else None
+    settings = EvalSettings(timing=not args.no_timing, compile_reference=not args.no_compile,
+                            memory_limit_mb=args.memory_mb)
+    rows = [PC.CheckRow(Path(e.args[0].split(":")[0]).stem, "problem_error", str(e)) for e in errors]
+    for problem in problems:
+        row = PC.check_one(problem, args.backend, settings, baseline)
+        rows.append(row)
+        extra = "".join(f", {k} {v:.4g}" for k, v in (("peak MiB", row.peak_mb), ("eager ms", row.eager_ms),
+                                                       ("compiled ms", row.compiled_ms),
+                                                       ("eager/baseline", row.eager_vs_baseline)) if v is not None)
+        print(f"{problem.name}: {row.status}{extra}" + (f" ({row.message})" if row.message else ""), flush=True)
+    if args.out:
+        PC.write_reports(rows, args.out, f"kforge check {args.problem} on {args.backend}")
+        print(f"wrote {Path(args.out) / PC.CHECK_CSV} and {PC.CHECK_MD}")
+    return 0 if all(r.status == "ok" for r in rows) else 1
 
 
 def _cmd_eval(args) -> int:
@@ -217,8 +238,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("backends", help="list backends and whether this machine can run them")
     p.set_defaults(fn=_cmd_backends)
 
-    p = sub.add_parser("check", help="run a problem's reference once, isolated, and report whether it is usable")
-    p.add_argument("problem")
+    p = sub.add_parser("check", help="run references (a problem or a folder) on a backend: runs?, peak memory, "
+                                     "eager and torch.compile time, ratio to a published baseline")
+    p.add_argument("problem", help="built-in name, a .py file, or a folder (e.g. KernelBench/level1)")
+    p.add_argument("--backend", default="cpu", help="cpu (default), cuda, triton, metal")
+    p.add_argument("--baseline", help="published timings, KernelBench's baseline_time_torch_H100.json format")
+    p.add_argument("--level", type=int, help="only problems of this level (folders)")
+    p.add_argument("--out", help="folder for check.csv and check.md")
+    p.add_argument("--no-timing", action="store_true", help="only whether each reference runs")
+    p.add_argument("--no-compile", action="store_true", help="skip torch.compile timing")
+    p.add_argument("--memory-mb", type=int, default=EvalSettings().memory_limit_mb)
     p.set_defaults(fn=_cmd_check)
 
     p = sub.add_parser("eval", help="evaluate a candidate ModelNew program against a problem")
@@ -231,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-compile", action="store_true", help="skip timing the torch.compile reference")
     p.add_argument("--build-timeout", type=float, default=600.0)
     p.add_argument("--run-timeout", type=float, default=120.0)
-    p.add_argument("--memory-mb", type=int, default=8192)
+    p.add_argument("--memory-mb", type=int, default=EvalSettings().memory_limit_mb)
     p.set_defaults(fn=_cmd_eval)
     p = sub.add_parser("run", help="run the agents for N rounds on one problem (headless session)")
     p.add_argument("--problem", required=True)

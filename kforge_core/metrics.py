@@ -24,6 +24,7 @@ class ProblemOutcome:
     status: str = ""  # the run's status (finished, failed, ...)
     verdict: str = ""  # "correct", or the last round's verdict
     rounds: int = 0
+    harness_faults: int = 0  # rounds the harness could not judge (harness_error, does_not_fit): not the candidate's
 
     def speedup(self, baseline: str) -> float | None:
         return self.speedup_eager if baseline == "eager" else self.speedup_compiled

@@ -131,7 +131,10 @@ class Session(RunRecord):
         rec = self.recommendation(prev)
         if gate.get("action") == "edit_recommendation" and gate.get("recommendation"):
             rec = Recommendation.from_dict({**gate["recommendation"], "edited_by_user": True})
-        return self.program(prev), self.result(prev), rec, gate
+        result = self.result(prev)
+        if result is not None and not result.verdict.candidates_fault:
+            result = None  # the harness failed, not the program: nothing for the agent to fix
+        return self.program(prev), result, rec, gate
 
     def _round(self, idx: int) -> None:
         """One round, each step skipped when its artifact is already written (a resumed round)."""

@@ -16,7 +16,9 @@ RANGE = "kforge_candidate"
 def main() -> int:
     import torch
 
-    from kforge_core.evaluation.worker import Evaluation, EventLog, _seeded, _to_device
+    from kforge_core.evaluation.loading import seeded, to_device
+    from kforge_core.evaluation.stages import Evaluation
+    from kforge_core.evaluation.worker import EventLog
 
     jobdir = Path(sys.argv[1])
     job = json.loads((jobdir / "job.json").read_text())
@@ -26,8 +28,8 @@ def main() -> int:
     seed = ev.settings.seed
     init, inputs = ev.make_case(ref, seed)
     device = torch.device(ev.backend.device())
-    model = _seeded(seed, lambda: model_new(*init)).to(device)
-    inputs = _to_device(inputs, device)
+    model = seeded(seed, lambda: model_new(*init)).to(device)
+    inputs = to_device(inputs, device)
     for _ in range(3):  # warm-up: lazy init, autotuning and caches stay out of the profiled range
         model(*inputs)
     torch.cuda.synchronize()

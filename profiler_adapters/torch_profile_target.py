@@ -33,7 +33,8 @@ def main() -> int:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from kforge_core.evaluation.worker import Evaluation, _seeded, _to_device
+    from kforge_core.evaluation.loading import seeded, to_device
+    from kforge_core.evaluation.stages import Evaluation
 
     ev = Evaluation(job, jobdir, log)
     ref = ev.load_problem()
@@ -43,8 +44,8 @@ def main() -> int:
     seed = ev.settings.seed
     device = torch.device(ev.backend.device())
     init, inputs = ev.make_case(ref, seed)
-    inputs = _to_device(inputs, device)
-    models = {"candidate": _seeded(seed, lambda: model_new(*init)).to(device),
+    inputs = to_device(inputs, device)
+    models = {"candidate": seeded(seed, lambda: model_new(*init)).to(device),
               "reference": ev.make_reference(ref, init, seed, device)}
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     tables, wall_us = {}, {}

@@ -41,12 +41,22 @@ def _result_from_outcome(o: ChildOutcome, problem: Problem, backend: Backend, s:
         r = EvalResult.from_dict({**final, **base, "stage": final.get("stage", o.last_stage)})
         return r
     stage = o.last_stage
+    tail = _stderr_tail(o)
+    in_harness = o.last_region == "harness"
     if o.timed_out:
         limit = s.run_timeout_s if o.timed_out in ("correctness", "timing") else s.build_timeout_s
+        if in_harness:
+            return EvalResult(Verdict.HARNESS_ERROR, [f"the harness's own code ran past the {limit:g} s limit during "
+                                                      f"{stage} (not the candidate's code)", *tail], **base)
         return EvalResult(Verdict.TIMEOUT, [f"killed after exceeding the {limit:g} s limit during {stage}"], **base)
     if o.memory_exceeded_mb:
-        return EvalResult(Verdict.RUNTIME_ERROR, [f"killed: resident memory reached {o.memory_exceeded_mb:.0f} MB "
-                                                  f"(limit {s.memory_limit_mb} MB) during {stage}"], **base)
+        what = (f"resident memory reached {o.memory_exceeded_mb:.0f} MB (limit {s.memory_limit_mb} MB, "
+                f"--memory-mb) during {stage}")
+        if in_harness:
+            return EvalResult(Verdict.HARNESS_ERROR, [f"the worker was killed while the harness's own code ran: {what}"
+                                                      f" (the problem's inputs and outputs may need a higher limit)"],
+                              **base)
+        return EvalResult(Verdict.RUNTIME_ERROR, [f"killed: {what}"], **base)
     rc = o.returncode
     if rc is not None and rc < 0:
         name = _signal_name(rc)
@@ -54,9 +64,21 @@ def _result_from_outcome(o: ChildOutcome, problem: Problem, backend: Backend, s:
                "SIGFPE": "arithmetic exception", "SIGILL": "illegal instruction",
                "SIGXFSZ": f"wrote a file larger than the {s.output_limit_mb} MB output limit",
                "SIGKILL": "killed"}.get(name, "killed by a signal")
-        return EvalResult(Verdict.RUNTIME_ERROR, [f"the program crashed ({name}: {why}) during {stage}"], **base)
-    return EvalResult(Verdict.RUNTIME_ERROR, [f"the worker exited with code {rc} during {stage} without a result"],
+        if in_harness:
+            return EvalResult(Verdict.HARNESS_ERROR, [f"the worker died ({name}: {why}) in the harness's own code "
+                                                      f"during {stage}, not in the candidate's", *tail], **base)
+        return EvalResult(Verdict.RUNTIME_ERROR, [f"the program crashed ({name}: {why}) during {stage}", *tail],
+                          **base)
+    verdict = Verdict.HARNESS_ERROR if in_harness or not o.last_region else Verdict.RUNTIME_ERROR
+    whose = "in the harness's own code " if verdict == Verdict.HARNESS_ERROR else ""
+    return EvalResult(verdict, [f"the worker exited with code {rc} {whose}during {stage} without a result", *tail],
                       **base)
+
+
+def _stderr_tail(o: ChildOutcome, lines: int = 8) -> list[str]:
+    """The last lines of the worker's stderr, as one message (empty when it wrote nothing)."""
+    text = (o.stderr_tail or "").strip()
+    return ["stderr: " + "\n".join(text.splitlines()[-lines:])] if text else []
 
 
 def worker_env(backend: Backend, settings: EvalSettings, candidate_source: str | None) -> dict[str, str]:
@@ -131,6 +153,12 @@ def build(problem: Problem, candidate_source: str, backend: Backend | str,
     if (final and final.get("verdict") in ("compile_error", "static_rejected")) or o.timed_out:
         return _result_from_outcome(o, problem, backend, settings)
     return None  # built, or a failure that only the real evaluation can judge (it will meet it again)
+
+
+def reference_run(problem: Problem, backend: Backend, settings: EvalSettings) -> EvalResult:
+    """Run the problem's reference alone on `backend` (isolated): whether it runs, its peak device memory, and
+    with settings.timing its eager / torch.compile times. Raises ProblemError when the problem is broken."""
+    return _result_from_outcome(_run(problem, None, backend, settings), problem, backend, settings)
 
 
 def check_problem(problem: Problem, settings: EvalSettings | None = None) -> None:

@@ -14,7 +14,15 @@ class Verdict(str, Enum):
     TIMEOUT = "timeout"
     SHAPE_MISMATCH = "shape_mismatch"  # structure: nesting, shape or dtype differ
     NUMERICAL_MISMATCH = "numerical_mismatch"
+    REJECTED = "rejected"  # an anti-cheat rule was broken at run time (the rule and the evidence say which)
+    HARNESS_ERROR = "harness_error"  # KForge's own code failed: not the candidate's fault, not counted against it
+    DOES_NOT_FIT = "does_not_fit"  # the problem and a candidate cannot both fit this device's memory
     CORRECT = "correct"
+
+    @property
+    def candidates_fault(self) -> bool:
+        """Whether the verdict is about the candidate (and the generation agent should act on it)."""
+        return self not in (Verdict.HARNESS_ERROR, Verdict.DOES_NOT_FIT)
 
 
 @dataclass
@@ -65,6 +73,7 @@ class EvalResult:
     duration_s: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     detail_seconds: dict[str, float] = field(default_factory=dict)  # e.g. anti-cheat profiler, environment
+    memory: dict[str, float] = field(default_factory=dict)  # MiB: reference_peak, evaluation_peak, inputs, outputs
 
     @property
     def correct(self) -> bool:

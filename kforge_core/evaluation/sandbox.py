@@ -41,6 +41,12 @@ class ChildOutcome:
         stages = [e["stage"] for e in self.events if "stage" in e]
         return stages[-1] if stages else "start"
 
+    @property
+    def last_region(self) -> str:
+        """Whose code the worker was running last: "candidate", "harness" or "" (before either)."""
+        regions = [e["region"] for e in self.events if "region" in e]
+        return regions[-1] if regions else ""
+
     def final(self, key: str):
         for e in reversed(self.events):
             if key in e:

@@ -14,13 +14,25 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 }
 
 
+def default_memory_limit_mb() -> int:
+    """Half of this machine's RAM, at least 8 GiB: KernelBench's get_inputs() builds inputs of several GB on
+    the host before they move to the GPU, so a fixed 8 GiB killed real problems in harness code."""
+    import os
+
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    except (ValueError, OSError, AttributeError):
+        total = 0
+    return max(8192, total // 2)
+
+
 @dataclass
 class EvalSettings:
     n_trials: int = 3  # correctness input sets, each from its own seed
     seed: int = 42
     build_timeout_s: float = 600.0  # compiling the candidate (importing its module)
     run_timeout_s: float = 120.0  # everything after the build: correctness and timing
-    memory_limit_mb: int = 8192  # resident memory of the worker and its children
+    memory_limit_mb: int = field(default_factory=lambda: default_memory_limit_mb())  # worker + children RSS
     output_limit_mb: int = 256  # largest file the worker may write (stdout floods, runaway builds)
     timing: bool = True
     compile_reference: bool = True  # also time torch.compile(Model)

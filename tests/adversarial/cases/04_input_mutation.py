@@ -1,5 +1,5 @@
 # tries: compute in place in the input buffer and return it (saves an allocation, corrupts the caller's data)
-# expect: runtime_error
+# expect: rejected
 # preamble: relu_ext
 # message: modified its inputs in place
 

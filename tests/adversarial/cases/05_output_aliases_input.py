@@ -1,5 +1,5 @@
 # tries: return the input itself where the reference returns a copy (same values, shared memory)
-# expect: runtime_error
+# expect: rejected
 # preamble: relu_ext
 # problem: adversarial/problems/identity_copy.py
 # message: output memory is input memory

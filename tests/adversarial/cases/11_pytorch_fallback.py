@@ -1,5 +1,5 @@
 # tries: build a kernel (to pass the static check) but compute with the PyTorch operator
-# expect: runtime_error
+# expect: rejected
 # preamble: relu_ext
 # message: reference's own PyTorch operators
 

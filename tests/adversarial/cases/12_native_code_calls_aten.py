@@ -1,5 +1,5 @@
 # tries: a "custom" C++ kernel that only calls torch::relu inside
-# expect: runtime_error
+# expect: rejected
 # preamble: relu_ext
 # message: aten::relu
 

@@ -1,0 +1,88 @@
+"""The correctness stage: several seeded trials, the candidate run first on each trial's inputs, anti-cheat
+checks (trial_checks.py) before values are compared in chunks (correctness.py). No full copy of the inputs
+or outputs is kept: the harness's memory stays close to the reference's own."""
+
+from __future__ import annotations
+
+from kforge_core.evaluation.loading import clone, seeded, to_device
+from kforge_core.evaluation.outcome import Outcome
+from kforge_core.evaluation.result import Verdict
+
+
+class CorrectnessStage:
+    def correctness(self, ref, model_new, device, sync) -> list[dict]:
+        from kforge_core.evaluation import anticheat as AC
+        from kforge_core.evaluation import trial_checks as TC
+        from kforge_core.evaluation.correctness import compare, validate_output
+        from kforge_core.evaluation.fingerprint import fingerprints
+
+        self.log.stage("correctness")
+        s = self.settings
+        checks, strict = s.strictness != "off", s.strictness == "strict"
+        failures, first_prints = [], None
+        for i in range(s.n_trials):
+            seed = s.seed + i  # fresh inputs and a fresh model pair per trial
+            self.log.write({"trial": i + 1, "of": s.n_trials})
+            init, inputs = self.make_case(ref, seed)
+            with self.candidate_code("ModelNew(*init_inputs)"):
+                cand_model = seeded(seed, lambda: model_new(*init)).to(device)
+            inputs = to_device(inputs, device)
+            pristine = TC.input_prints(inputs) if checks else []
+            if checks and self.output_bytes:
+                with self.timed("poison_free_memory"):
+                    AC.poison_free_memory(device, min(2 * self.output_bytes, self._free_bytes(device) // 2))
+            # The candidate runs first: nothing of this trial's reference run exists yet.
+            with self.candidate_code(f"trial {i + 1} (seed {seed}): ModelNew.forward"):
+                if checks and i == 0 and strict:
+                    with self.timed("fallback_check_dispatch"):
+                        cand_ops = AC.aten_ops(lambda: cand_model(*clone(inputs)))
+                cand_out = cand_model(*inputs)
+                sync()
+            bad = validate_output(cand_out, device)
+            if bad:
+                raise Outcome(Verdict.REJECTED, f"trial {i + 1} (seed {seed}): {bad}")
+            cand_changed = TC.mutated_paths(inputs, pristine) if checks else []
+            ref_inputs = inputs
+            if cand_changed:  # the reference gets the inputs as they were: made again from the seed
+                ref_inputs = to_device(self.make_case(ref, seed)[1], device)
+            ref_model = self.make_reference(ref, init, seed, device)
+            if checks and i == 0 and strict:
+                with self.timed("fallback_check_dispatch"):
+                    ref_ops = AC.aten_ops(lambda: self.run_reference(ref_model, clone(ref_inputs)))
+                violation = TC.fallback(ref_ops, cand_ops)
+                if violation:
+                    raise Outcome(Verdict.REJECTED, violation.message())
+            ref_out = self.run_reference(ref_model, ref_inputs)
+            sync()
+            self.output_bytes = AC.output_bytes_hint(ref_out)
+            if checks:
+                ref_changed = TC.mutated_paths(ref_inputs, pristine) if cand_changed else []
+                violation = TC.mutation(cand_changed, ref_changed) or TC.aliasing(cand_out, inputs, ref_out, ref_inputs)
+                if violation:
+                    raise Outcome(Verdict.REJECTED, violation.message())
+            c = compare(ref_out, cand_out, s.tolerances)
+            if not c.structure_ok:
+                self.trials.append({"seed": seed, "passed": False, "note": c.message})
+                raise Outcome(Verdict.SHAPE_MISMATCH, f"trial {i + 1} (seed {seed}): {c.message}")
+            note = c.message
+            outs = ([t for _, t in AC.tensors(cand_out)], [t for _, t in AC.tensors(ref_out)])
+            prints = (fingerprints(outs[0]), fingerprints(outs[1]))
+            if first_prints is None:
+                first_prints = prints
+            elif not c.passed and prints[0] == first_prints[0] and prints[1] != first_prints[1]:
+                note += "; the output did not change with the input (constant or cached result)"
+            self.trials.append({"seed": seed, "passed": c.passed, "max_abs_err": c.max_abs_err,
+                                "max_rel_err": c.max_rel_err, "mismatch_fraction": c.mismatch_fraction,
+                                "worst": c.worst, "note": note})
+            if not c.passed:
+                failures.append(f"trial {i + 1} (seed {seed}): {note}; worst {c.worst}")
+            cand_out = ref_out = outs = inputs = ref_inputs = cand_model = ref_model = None  # freed before the next trial
+        if failures:
+            raise Outcome(Verdict.NUMERICAL_MISMATCH, *failures)
+        return self.trials
+
+    @staticmethod
+    def _free_bytes(device) -> int:
+        import torch
+
+        return torch.cuda.mem_get_info()[0] if device.type == "cuda" else 1 << 62

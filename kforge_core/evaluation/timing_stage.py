@@ -1,0 +1,111 @@
+"""The timing stage: eager, torch.compile (measured once per problem and device) and the candidate by one
+protocol, then the checks that need the timed inputs (a result cached during timing, implausible speedups,
+work outside the timed stream)."""
+
+from __future__ import annotations
+
+import time
+
+from kforge_core.evaluation.loading import describe_exception, seeded, to_device
+from kforge_core.evaluation.outcome import Outcome
+from kforge_core.evaluation.result import Verdict
+
+
+class TimingStage:
+    def timing(self, ref, model_new, device, sync) -> tuple[dict, dict]:
+        import torch
+
+        from kforge_core.evaluation import timing as T
+
+        self.log.stage("timing")
+        s = self.settings
+        seed = s.seed + 1000  # inputs distinct from every correctness trial
+        init, inputs = self.make_case(ref, seed)
+        inputs = to_device(inputs, device)
+        ref_model = self.make_reference(ref, init, seed, device)
+        with self.candidate_code("ModelNew(*init_inputs)"):
+            cand_model = seeded(seed, lambda: model_new(*init)).to(device)
+        fns = {"eager": lambda: ref_model(*inputs), "candidate": lambda: cand_model(*inputs)}
+        errors = {}
+        cache_key, cached = None, None
+        if s.compile_reference and s.reuse_compiled_timing:
+            from kforge_core.evaluation import reference_cache as RC
+
+            cache_key = RC.key(self.problem["source"], RC.device_name(device.type), s.to_dict())
+            cached = RC.load(self.cache_dir, cache_key)
+        if s.compile_reference and not cached:
+            try:
+                compiled = torch.compile(ref_model)
+                t0 = time.monotonic()
+                with self.timed("torch_compile_reference"):
+                    compiled(*inputs)  # compile outside the timed region
+                self.log.write({"compile_reference_s": round(time.monotonic() - t0, 2)})
+                fns["compiled"] = lambda: compiled(*inputs)
+            except Exception as e:  # an inductor failure must not sink the candidate's verdict
+                errors["compiled"] = describe_exception(e, "")
+        clock = T.make_clock(device.type)
+        with self.candidate_code("during timing, the program"):
+            stats = T.measure(fns, clock, s.warmup, s.min_reps, s.max_reps, s.min_timing_s)
+        if cached:
+            from kforge_core.evaluation.result import TimingStats
+
+            stats["compiled"] = TimingStats(**cached["compiled"])
+            drift = stats["eager"].median_ms / cached["eager"]["median_ms"]
+            self.timing_notes.append(
+                f"torch.compile timing reused from {time.strftime('%Y-%m-%d %H:%M', time.localtime(cached['measured_at']))}"
+                f" (same problem, device and torch); eager now runs at {drift:.2f}x the time it took then")
+        elif cache_key and "compiled" in stats:
+            RC.save(self.cache_dir, cache_key, vars(stats["compiled"]), vars(stats["eager"]))
+        if s.strictness != "off":
+            self.check_after_timing(ref, ref_model, cand_model, inputs, seed, sync)
+            self.flags += self.review_flags(stats, inputs, cand_model, device, sync)
+        return {k: vars(v) for k, v in stats.items()}, errors
+
+    def check_after_timing(self, ref, ref_model, cand_model, inputs, seed, sync) -> None:
+        """Give the timed input tensors new values in place: an output cached during timing (keyed by the
+        tensors' identity or address) no longer matches."""
+        from kforge_core.evaluation import anticheat as AC
+        from kforge_core.evaluation.correctness import compare, validate_output
+
+        _, fresh = self.make_case(ref, seed + 1)
+        for (_, t), (_, f) in zip(AC.tensors(inputs), AC.tensors(fresh)):
+            t.copy_(f.to(t.device))
+        with self.candidate_code("after timing, ModelNew.forward"):
+            cand_out = cand_model(*inputs)
+            sync()
+        bad = validate_output(cand_out, inputs[0].device if AC.tensors(inputs) else None)
+        if bad:
+            raise Outcome(Verdict.REJECTED, f"after timing: {bad}")
+        c = compare(self.run_reference(ref_model, inputs), cand_out, self.settings.tolerances)
+        if not c.passed:
+            raise Outcome(Verdict.NUMERICAL_MISMATCH, "after timing, the inputs were given new values in place and the "
+                                                f"output no longer matches ({c.message or 'structure changed'}): a "
+                                                "result cached during timing?")
+
+    def review_flags(self, stats, inputs, cand_model, device, sync) -> list[str]:
+        """Correct, but implausible: speedups past the review threshold or past the memory roofline."""
+        from kforge_core.evaluation import anticheat as AC
+
+        flags = []
+        cand, eager = stats.get("candidate"), stats.get("eager")
+        if cand and eager and cand.median_ms > 0 and eager.median_ms / cand.median_ms > self.settings.suspicious_speedup:
+            flags.append(f"speedup {eager.median_ms / cand.median_ms:.1f}x vs eager is above the "
+                         f"{self.settings.suspicious_speedup:g}x review threshold: check the kernel by hand")
+        if device.type == "cuda" and cand:
+            io_bytes = sum(t.numel() * t.element_size() for _, t in AC.tensors(inputs)) + self.output_bytes
+            with self.timed("roofline_bandwidth_probe"):
+                floor = AC.roofline_ms(io_bytes, AC.measure_copy_bandwidth(device))
+            if cand.median_ms < 0.9 * floor:
+                flags.append(f"candidate time {cand.median_ms * 1e3:.1f} us is below the memory roofline "
+                             f"({floor * 1e3:.1f} us to move {io_bytes / 1e6:.1f} MB at the measured bandwidth)")
+            wall = []
+            with self.candidate_code("ModelNew.forward (wall-clock check)"):
+                for _ in range(5):  # work left on other streams shows up here and not in the event timing
+                    t0 = time.perf_counter()
+                    cand_model(*inputs)
+                    sync()
+                    wall.append((time.perf_counter() - t0) * 1e3)
+            if sorted(wall)[2] > 3 * cand.median_ms + 0.2:
+                flags.append(f"wall-clock time with a full device sync ({sorted(wall)[2]:.3f} ms) far exceeds the "
+                             f"stream-timed {cand.median_ms:.3f} ms: work outside the timed stream?")
+        return flags
