@@ -30,7 +30,7 @@ class CorrectnessStage:
             pristine = TC.input_prints(inputs) if checks else []
             if checks and self.output_bytes:
                 with self.timed("poison_free_memory"):
-                    AC.poison_free_memory(device, min(2 * self.output_bytes, self._free_bytes(device) // 2))
+                    AC.poison_free_memory(device, self._poison_bytes(device))
             # The candidate runs first: nothing of this trial's reference run exists yet.
             with self.candidate_code(f"trial {i + 1} (seed {seed}): ModelNew.forward"):
                 if checks and i == 0 and strict:
@@ -81,8 +81,11 @@ class CorrectnessStage:
             raise Outcome(Verdict.NUMERICAL_MISMATCH, *failures)
         return self.trials
 
-    @staticmethod
-    def _free_bytes(device) -> int:
+    def _poison_bytes(self, device) -> int:
+        """Twice the output, within half the free device memory. On the CPU only small outputs: large
+        allocations come from fresh (zeroed) pages there, which no earlier result can be in."""
         import torch
 
-        return torch.cuda.mem_get_info()[0] if device.type == "cuda" else 1 << 62
+        if device.type == "cuda":
+            return min(2 * self.output_bytes, torch.cuda.mem_get_info()[0] // 2)
+        return min(2 * self.output_bytes, 64 << 20)

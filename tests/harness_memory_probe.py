@@ -1,0 +1,41 @@
+"""Peak resident memory of the harness's correctness stage vs the reference's own run, each in a fresh
+process (run by tests/test_harness.py):  python tests/harness_memory_probe.py MODE JOBDIR
+MODE "reference": one reference call; "correctness": the whole correctness stage (3 trials, checks on).
+Prints the growth of the process's peak RSS in MiB over what it was after setting up."""
+
+import json
+import resource
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    import torch
+
+    from kforge_core.evaluation.stages import Evaluation
+    from kforge_core.evaluation.worker import EventLog
+
+    mode, jobdir = sys.argv[1], Path(sys.argv[2])
+    torch.set_num_threads(1)
+    ev = Evaluation(json.loads((jobdir / "job.json").read_text()), jobdir, EventLog(jobdir / "events.jsonl"))
+    ref = ev.load_problem()
+    model_new = ev.build()
+    device = torch.device("cpu")
+    torch.relu(torch.ones(16))  # warm the op path before the baseline reading
+    base = peak_mib()
+    if mode == "reference":
+        init, inputs = ev.make_case(ref, 42)
+        ev.run_reference(ev.make_reference(ref, init, 42, device), inputs)
+    else:
+        ev.correctness(ref, model_new, device, lambda: None)
+    print(json.dumps({"growth_mib": peak_mib() - base}))
+
+
+if __name__ == "__main__":
+    main()
