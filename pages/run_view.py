@@ -2,11 +2,13 @@
 
 import difflib
 import io
+import time
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from kforge_core import artifacts as A
 from kforge_core.agents.parsing import Recommendation
 from kforge_core.evaluation import EvalResult
 from kforge_core.report import verdict_table
@@ -52,7 +54,7 @@ def show_recommendation(rec: Recommendation) -> None:
 
 
 def show_profile(idx: int) -> None:
-    prof = store.read_json(run_id, idx, "profile.json")
+    prof = store.read_json(run_id, idx, A.PROFILE)
     if not prof:
         return
     st.markdown(f"**Profile** ({prof['tool']})")
@@ -75,9 +77,9 @@ def show_profile(idx: int) -> None:
 
 def show_round(r: dict, prev_code: str | None, latest: bool) -> str | None:
     idx = r["idx"]
-    code = store.read_text(run_id, idx, "program.py")
-    gen = store.read_json(run_id, idx, "generation.json") or {}
-    ev = store.read_json(run_id, idx, "eval.json")
+    code = store.read_text(run_id, idx, A.PROGRAM)
+    gen = store.read_json(run_id, idx, A.GENERATION) or {}
+    ev = store.read_json(run_id, idx, A.EVAL)
     speed = f" · {r['speedup']:.2f}x" if r["speedup"] else ""
     with st.expander(f"Round {idx}: {r['verdict'] or r['phase']}{speed}", expanded=latest):
         if gen.get("failure"):
@@ -90,8 +92,18 @@ def show_round(r: dict, prev_code: str | None, latest: bool) -> str | None:
         with tabs[0]:
             if ev:
                 result = EvalResult.from_dict(ev)
-                (st.success if result.correct else st.error)(f"{result.verdict.value}: "
-                                                             f"{result.messages[0] if result.messages else ''}")
+                headline = f"{result.verdict.value}: {result.messages[0] if result.messages else ''}"
+                if result.correct:
+                    st.success(headline)
+                elif not result.verdict.candidates_fault:  # harness_error, does_not_fit
+                    st.warning("Not the candidate's fault — " + headline)
+                    for extra in result.messages[1:]:
+                        st.code(extra, language="text")
+                else:
+                    st.error(headline)
+                if result.memory:
+                    st.caption("Device memory (MiB): " + ", ".join(f"{k.replace('_mb', '').replace('_', ' ')} "
+                                                                    f"{v:,.0f}" for k, v in result.memory.items()))
                 for flag in result.flags:
                     st.warning(f"Flagged for review: {flag}")
                 if result.trials:
@@ -117,22 +129,26 @@ def show_round(r: dict, prev_code: str | None, latest: bool) -> str | None:
             show_profile(idx)
             for img in store.images(run_id, idx):
                 st.image(str(img), caption=img.stem)
-            rec = store.read_json(run_id, idx, "recommendation.json")
+            rec = store.read_json(run_id, idx, A.RECOMMENDATION)
             if rec:
                 show_recommendation(Recommendation.from_dict(rec))
-            ana = store.read_json(run_id, idx, "analysis.json") or {}
+            ana = store.read_json(run_id, idx, A.ANALYSIS) or {}
             if ana.get("error"):
                 st.warning(f"Analysis: {ana['error']}")
         with tabs[4]:
-            prompt = store.read_json(run_id, idx, "generation_prompt.json")
+            prompt = store.read_json(run_id, idx, A.GENERATION_PROMPT)
             if prompt:
                 st.code(prompt[-1]["text"], language="markdown")
-            answer = store.read_text(run_id, idx, "generation_answer.txt")
+            answer = store.read_text(run_id, idx, A.GENERATION_ANSWER)
             if answer:
                 st.code(answer, language="markdown")
-            if gen.get("usage"):
-                st.caption(f"tokens in/out {gen['usage']['input_tokens']}/{gen['usage']['output_tokens']}, "
-                           f"cost {gen['usage']['cost_usd'] if gen['usage']['cost_usd'] is not None else 'n/a'} USD")
+            if gen.get("recommendation_used"):
+                st.caption("Recommendation sent with this prompt" +
+                           (" (edited by the user)" if gen["recommendation_used"].get("edited_by_user") else "") +
+                           f": {gen['recommendation_used'].get('title', '')}")
+            calls = [c for c in mgr.record(run_id).model_calls() if c["round"] == idx]
+            if calls:
+                st.dataframe(pd.DataFrame(calls), hide_index=True)
     return code or prev_code
 
 
@@ -168,7 +184,7 @@ def gate(idx: int) -> None:
             st.rerun()
     with st.form(f"edit_code_{idx}"):
         st.markdown("**Edit the code** (it is evaluated as the next round's program)")
-        code = st.text_area("Program", store.read_text(run_id, idx, "program.py") or "", height=300,
+        code = st.text_area("Program", store.read_text(run_id, idx, A.PROGRAM) or "", height=300,
                             key=f"code_{idx}")
         if st.form_submit_button("Evaluate my code next"):
             session.decide(idx, GateDecision("edit_code", code=code))
@@ -191,7 +207,7 @@ def gate(idx: int) -> None:
 def manual_answers() -> None:
     """Paste-in provider: show the waiting prompt and take the answer."""
     for role in ("generation", "analysis"):
-        folder = store.round_dir(run_id, None) / f"manual_{role}"
+        folder = store.round_dir(run_id, None) / A.manual_dir(role)
         for prompt in sorted(folder.glob("*_prompt.md")):
             answer = prompt.with_name(prompt.name.replace("_prompt.md", "_answer.md"))
             if answer.exists():
@@ -236,8 +252,10 @@ def live():
     rounds = store.rounds(run_id)
     status = store.run(run_id)["status"]
     if mgr.is_active(run_id):
-        phase = rounds[-1]["phase"] if rounds else "starting"
-        st.info(f"Working on round {rounds[-1]['idx'] if rounds else 1}: {phase}…")
+        r = rounds[-1] if rounds else None
+        phase = r["phase"] if r else "starting"
+        since = f" ({time.time() - r['started']:.0f} s in this round)" if r and r.get("started") else ""
+        st.info(f"Working on round {r['idx'] if r else 1}: {phase}{since}…")
     if any(r["speedup"] for r in rounds):
         st.plotly_chart(speed_chart(rounds), use_container_width=True, key="speed_chart")
     prev = None

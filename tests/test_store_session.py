@@ -3,6 +3,7 @@
 import io
 import json
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,30 @@ def test_broken_problem_fails_the_run_with_the_reason(tmp_path):
     src = (ASSETS_DIR / "examples/cpu/level1/1_ReLU.py").read_text()
     status = Session(store, rid, ScriptedProvider([f"```python\n{src}```"])).run()
     assert status == "failed" and "no data" in store.run(rid)["note"]
+
+
+def test_a_store_written_by_the_previous_format_opens_and_shows_its_runs(tmp_path):
+    """tests/data/store_v0: a gated demo run at its first gate, written before stores had a schema version
+    and JSON artifacts a format field."""
+    import shutil
+
+    from kforge_core import artifacts as A
+    from kforge_core.run_record import RunRecord
+    from kforge_core.store import SCHEMA_VERSION
+
+    home = tmp_path / "home"
+    shutil.copytree(Path(__file__).parent / "data" / "store_v0", home)
+    store = Store(home)
+    assert store.schema_version() == SCHEMA_VERSION
+    (run,) = store.runs()
+    assert run["problem"] == "level1/3_Softmax" and run["status"] == "awaiting_gate"
+    assert run["provider"] == "scripted"  # "scripted:" relabelled by a migration
+    record = RunRecord(store, run["id"])
+    assert record.awaiting_gate() == 1 and record.result(1).correct and record.recommendation(1).title
+    assert store.rounds(run["id"])[0]["verdict"] == "correct"
+    # new artifacts carry the format; old ones still read
+    record.decide(1, GateDecision("stop"))
+    assert json.loads(store.read_text(run["id"], 1, A.GATE))["format"] == A.FORMAT
+    assert "format" not in store.read_json(run["id"], 1, A.GATE)
+    Store(home)  # opening again runs no migration twice
+    assert store.schema_version() == SCHEMA_VERSION

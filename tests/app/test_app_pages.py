@@ -134,3 +134,15 @@ def test_bench_page_runs_a_scripted_bench_and_shows_fast_p(home):
     table = at.dataframe[0].value
     assert sorted(table["verdict"]) == ["correct", "numerical_mismatch"]
     assert len(at.get("plotly_chart")) == 2  # fast_p over p, speedup distribution
+
+
+def test_problems_page_shows_a_check_report(home, tmp_path):
+    from kforge_core.problem_check import CheckRow, write_reports
+
+    write_reports([CheckRow("level1/1_ReLU", "ok", eager_ms=0.1, baseline_ms=0.05, eager_vs_baseline=2.0),
+                   CheckRow("level1/19_ReLU", "does_not_fit", "does not fit: ...")], tmp_path / "chk", "t")
+    at = app("pages/problems.py")
+    at.text_input(key="check_folder").set_value(str(tmp_path / "nothing")).run()
+    assert any("No check.csv" in e.value for e in at.error)
+    at.text_input(key="check_folder").set_value(str(tmp_path / "chk")).run()
+    assert not at.exception and at.metric[0].value == "1 of 2"
