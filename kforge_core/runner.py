@@ -108,19 +108,15 @@ def answers_used(store: Store, run_id: str, role: str) -> int:
 def default_providers(store: Store, secrets=None) -> ProviderFactory:
     """Providers for a run from its stored config (+ keys from the environment or `secrets`).
 
-    Scripted providers skip the answers a resumed run already consumed; manual (paste-in) providers
-    exchange prompt/answer files in the run's folder, so a pasted answer survives an app restart.
+    Each provider is told how many answers the run's completed steps used (a scripted one skips them), and
+    gets a folder of the run for its role (the paste-in provider exchanges prompt and answer files there).
     """
     from kforge_core.llm.config import ProviderConfig, make_provider
-    from kforge_core.llm.offline import ManualProvider, ScriptedProvider
 
     def build(cfg: dict, run_id: str, role: str) -> Provider:
-        pc = ProviderConfig.from_dict(cfg)
-        if pc.kind == "manual":
-            return ManualProvider(prompt_dir=store.round_dir(run_id, None) / A.manual_dir(role), wait_s=24 * 3600)
-        p = make_provider(pc, secrets)
-        if isinstance(p, ScriptedProvider):
-            p.answers = p.answers[answers_used(store, run_id, role):]
+        workdir = store.round_dir(run_id, None) / A.manual_dir(role)
+        p = make_provider(ProviderConfig.from_dict(cfg), secrets, workdir=workdir)
+        p.resume_after(answers_used(store, run_id, role))
         return p
 
     def factory(config: dict, run_id: str | None = None) -> tuple[Provider, Provider]:

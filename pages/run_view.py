@@ -37,7 +37,7 @@ def speed_chart(rounds: list[dict]) -> go.Figure:
     fig.add_trace(go.Scatter(x=xs, y=[r["speedup"] for r in rounds], mode="lines+markers", name="speedup vs eager",
                              text=[r["verdict"] for r in rounds]))
     fig.add_hline(y=1.0, line_dash="dot", annotation_text="eager")
-    fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="round",
+    fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="round", xaxis_dtick=1,
                       yaxis_title="speedup (correct rounds)", title="Speedup per round")
     return fig
 

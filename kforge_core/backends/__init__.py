@@ -1,14 +1,18 @@
-"""Registry of target backends."""
+"""Registry of target backends: short name -> "module:Class", imported on first use (see registry.py for
+third-party backends through entry points of the group "kforge.backends" or a "module:Class" name)."""
 
 from __future__ import annotations
 
 from kforge_core.backends.base import Availability, Backend
-from kforge_core.backends.cpu import CpuBackend
-from kforge_core.backends.cuda import CudaBackend
-from kforge_core.backends.metal import MetalBackend
-from kforge_core.backends.triton import TritonBackend
+from kforge_core.registry import Registry
 
-_BACKENDS: dict[str, Backend] = {b.name: b for b in (CpuBackend(), CudaBackend(), TritonBackend(), MetalBackend())}
+BACKENDS = Registry("backend", "kforge.backends", {
+    "cpu": "kforge_core.backends.cpu:CpuBackend",
+    "cuda": "kforge_core.backends.cuda:CudaBackend",
+    "triton": "kforge_core.backends.triton:TritonBackend",
+    "metal": "kforge_core.backends.metal:MetalBackend",
+})
+_instances: dict[str, Backend] = {}
 
 
 class UnknownBackend(KeyError):
@@ -16,14 +20,16 @@ class UnknownBackend(KeyError):
 
 
 def get_backend(name: str) -> Backend:
-    try:
-        return _BACKENDS[name]
-    except KeyError:
-        raise UnknownBackend(f"unknown backend {name!r}; known: {', '.join(_BACKENDS)}") from None
+    if name not in _instances:
+        try:
+            _instances[name] = BACKENDS.load(name)()
+        except KeyError as e:
+            raise UnknownBackend(e.args[0]) from None
+    return _instances[name]
 
 
 def all_backends() -> list[Backend]:
-    return list(_BACKENDS.values())
+    return [get_backend(n) for n in BACKENDS.names()]
 
 
-__all__ = ["Availability", "Backend", "get_backend", "all_backends", "UnknownBackend"]
+__all__ = ["Availability", "Backend", "BACKENDS", "get_backend", "all_backends", "UnknownBackend"]

@@ -79,6 +79,12 @@ class EvalResult:
     def correct(self) -> bool:
         return self.verdict == Verdict.CORRECT
 
+    @property
+    def timing_unstable(self) -> bool:
+        """Other load on the machine disturbed the timing: the speedup is shown, never celebrated (it is not
+        a run's best, and bench tables leave it out of fast_p above 0)."""
+        return any(f.startswith("unstable timing") for f in self.flags)
+
     def speedup(self, baseline: str = "eager") -> float | None:
         b, c = self.timings.get(baseline), self.timings.get("candidate")
         if not b or not c or c.median_ms <= 0:

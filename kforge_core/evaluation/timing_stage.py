@@ -11,6 +11,9 @@ from kforge_core.evaluation.outcome import Outcome
 from kforge_core.evaluation.result import Verdict
 
 
+UNSTABLE_TIMING = "unstable timing"  # the flag's opening words (EvalResult.timing_unstable looks for them)
+
+
 class TimingStage:
     def timing(self, ref, model_new, device, sync) -> tuple[dict, dict]:
         import torch
@@ -44,8 +47,11 @@ class TimingStage:
             except Exception as e:  # an inductor failure must not sink the candidate's verdict
                 errors["compiled"] = describe_exception(e, "")
         clock = T.make_clock(device.type)
+        load = self.size_cpu_threads() if device.type == "cpu" else None
         with self.candidate_code("during timing, the program"):
             stats = T.measure(fns, clock, s.warmup, s.min_reps, s.max_reps, s.min_timing_s)
+        if load is not None:
+            self.check_cpu_load(load)
         if cached:
             from kforge_core.evaluation.result import TimingStats
 
@@ -60,6 +66,32 @@ class TimingStage:
             self.check_after_timing(ref, ref_model, cand_model, inputs, seed, sync)
             self.flags += self.review_flags(stats, inputs, cand_model, device, sync)
         return {k: vars(v) for k, v in stats.items()}, errors
+
+    def size_cpu_threads(self):
+        """Time with as many threads as there are cores free of other work (unless settings.threads says):
+        an OpenMP team larger than the free cores waits for time slices and the timing jumps by 10-60x."""
+        import torch
+
+        from kforge_core.evaluation import cpu_load
+
+        busy = cpu_load.others_busy_now()
+        if not self.settings.threads:
+            threads = cpu_load.free_cores(busy)
+            if threads != torch.get_num_threads():
+                torch.set_num_threads(threads)
+            if busy is not None and busy >= cpu_load.UNSTABLE_CORES:
+                self.timing_notes.append(f"timed with {threads} thread(s): {busy:.1f} of {cpu_load.os.cpu_count()} "
+                                         f"cores were busy with other work")
+        return cpu_load.LoadWindow()
+
+    def check_cpu_load(self, window) -> None:
+        from kforge_core.evaluation import cpu_load
+
+        busy = window.others_busy_cores()
+        if busy is not None and busy >= cpu_load.UNSTABLE_CORES:
+            self.flags.append(f"{UNSTABLE_TIMING} (other load on the CPU: {busy:.1f} cores busy with other work "
+                              f"on average while timing): the speedup is not reliable, evaluate again on a quiet "
+                              f"machine")
 
     def check_after_timing(self, ref, ref_model, cand_model, inputs, seed, sync) -> None:
         """Give the timed input tensors new values in place: an output cached during timing (keyed by the

@@ -78,3 +78,14 @@ class AnthropicProvider(Provider):
         text = "".join(getattr(b, "text", "") for b in resp.content if getattr(b, "type", "") == "text")
         usage = price_usage(self.model, resp.usage.input_tokens or 0, resp.usage.output_tokens or 0)
         return Completion(text, usage, resp.model or self.model, self.name, resp.stop_reason or "")
+
+
+def from_config(cfg, secrets=None, workdir=None, **extra) -> AnthropicProvider:
+    from kforge_core.llm.config import api_key
+
+    key = api_key("anthropic", secrets)
+    if not key and not cfg.base_url:
+        raise LLMError("Anthropic needs an API key: set ANTHROPIC_API_KEY")
+    return AnthropicProvider(cfg.model or "claude-sonnet-4-6", api_key=key, base_url=cfg.base_url,
+                             timeout_s=cfg.timeout_s, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+                             max_retries=cfg.max_retries, **extra)

@@ -120,6 +120,10 @@ class Provider:
         completion.attempts, completion.seconds = attempts, round(time.monotonic() - t0, 3)
         return completion
 
+    def resume_after(self, answers_used: int) -> None:
+        """Told, when a run resumes, how many answers its completed steps used (a replaying provider skips
+        them; a live model has nothing to do)."""
+
     def _complete_once(self, messages: list[Message]) -> Completion:
         raise NotImplementedError
 

@@ -8,9 +8,16 @@ from dataclasses import asdict, dataclass
 from typing import Mapping
 
 from kforge_core.llm.base import LLMError, Provider
+from kforge_core.registry import Registry
 
-KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-KINDS = ("openai", "anthropic", "manual", "scripted")
+KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}  # shown on the Settings page
+PROVIDERS = Registry("provider kind", "kforge.providers", {
+    "openai": "kforge_core.llm.openai_provider:from_config",  # also any OpenAI-compatible base_url
+    "anthropic": "kforge_core.llm.anthropic_provider:from_config",
+    "manual": "kforge_core.llm.offline:manual_from_config",
+    "scripted": "kforge_core.llm.offline:scripted_from_config",
+})
+KINDS = tuple(PROVIDERS.builtins)
 
 
 @dataclass
@@ -56,33 +63,10 @@ def mask(key: str | None) -> str:
 
 
 def make_provider(cfg: ProviderConfig, secrets: Mapping | None = None, **extra) -> Provider:
-    if cfg.kind == "openai":
-        from kforge_core.llm.openai_provider import OpenAIProvider
-
-        key = api_key("openai", secrets)
-        if not key and not cfg.base_url:
-            raise LLMError("OpenAI needs an API key: set OPENAI_API_KEY (or a base URL of a local server)")
-        return OpenAIProvider(cfg.model or "gpt-4o", api_key=key, base_url=cfg.base_url, timeout_s=cfg.timeout_s,
-                              max_tokens=cfg.max_tokens, temperature=cfg.temperature,
-                              reasoning_effort=cfg.reasoning_effort, supports_images=cfg.supports_images,
-                              max_retries=cfg.max_retries, **extra)
-    if cfg.kind == "anthropic":
-        from kforge_core.llm.anthropic_provider import AnthropicProvider
-
-        key = api_key("anthropic", secrets)
-        if not key and not cfg.base_url:
-            raise LLMError("Anthropic needs an API key: set ANTHROPIC_API_KEY")
-        return AnthropicProvider(cfg.model or "claude-sonnet-4-6", api_key=key, base_url=cfg.base_url,
-                                 timeout_s=cfg.timeout_s, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
-                                 max_retries=cfg.max_retries, **extra)
-    if cfg.kind == "scripted":
-        from kforge_core.llm.offline import ScriptedProvider
-
-        if not cfg.scripted_path:
-            raise LLMError("the scripted provider needs a file of answers")
-        return ScriptedProvider.from_file(cfg.scripted_path, cfg.scripted_role)
-    if cfg.kind == "manual":
-        from kforge_core.llm.offline import ManualProvider
-
-        return ManualProvider(prompt_dir=cfg.manual_dir, **extra)
-    raise LLMError(f"unknown provider kind {cfg.kind!r}; known: {', '.join(KINDS)}")
+    """The provider of `cfg.kind`, from the registry: each provider module has a from_config(cfg, secrets,
+    **extra); `extra` may hold workdir (a folder of the run for this role) and whatever the kind takes."""
+    try:
+        factory = PROVIDERS.load(cfg.kind)
+    except KeyError as e:
+        raise LLMError(str(e.args[0])) from None
+    return factory(cfg, secrets, **extra)

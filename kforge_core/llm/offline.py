@@ -50,6 +50,10 @@ class ScriptedProvider(Provider):
             raise LLMError(f"{p}: expected a JSON list of answer strings (or {{\"answers\": [...]}})")
         return cls(answers, model=f"scripted:{p.name}" + (f":{role}" if role else ""))
 
+    def resume_after(self, answers_used: int) -> None:
+        """A resumed run already consumed this many answers in completed steps: replay from the next."""
+        self.answers = self.answers[answers_used:]
+
     def _complete_once(self, messages: list[Message]) -> Completion:
         self.calls.append(messages)
         if len(self.calls) > len(self.answers):
@@ -101,3 +105,16 @@ class ManualProvider(Provider):
                 return answer.read_text(errors="replace")
             time.sleep(self.poll_s)
         raise LLMError(f"manual provider: no answer in {answer} within {self.wait_s:g} s")
+
+
+def scripted_from_config(cfg, secrets=None, workdir=None, **extra) -> ScriptedProvider:
+    if not cfg.scripted_path:
+        raise LLMError("the scripted provider needs a file of answers")
+    return ScriptedProvider.from_file(cfg.scripted_path, cfg.scripted_role)
+
+
+def manual_from_config(cfg, secrets=None, workdir=None, **extra) -> ManualProvider:
+    """Prompts and answers go through files in `workdir` (the run's folder for this role), so a pasted answer
+    survives an app restart; a person has a day to answer."""
+    folder = workdir or cfg.manual_dir
+    return ManualProvider(prompt_dir=folder, **({"wait_s": 24 * 3600} if workdir else {}), **extra)

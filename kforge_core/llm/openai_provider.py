@@ -98,3 +98,15 @@ class OpenAIProvider(Provider):
         usage = price_usage(self.model, getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0)
         return Completion(choice.message.content or "", usage, resp.model or self.model, self.name,
                           choice.finish_reason or "")
+
+
+def from_config(cfg, secrets=None, workdir=None, **extra) -> OpenAIProvider:
+    from kforge_core.llm.config import api_key
+
+    key = api_key("openai", secrets)
+    if not key and not cfg.base_url:
+        raise LLMError("OpenAI needs an API key: set OPENAI_API_KEY (or a base URL of a local server)")
+    return OpenAIProvider(cfg.model or "gpt-4o", api_key=key, base_url=cfg.base_url, timeout_s=cfg.timeout_s,
+                          max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+                          reasoning_effort=cfg.reasoning_effort, supports_images=cfg.supports_images,
+                          max_retries=cfg.max_retries, **extra)

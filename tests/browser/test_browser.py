@@ -143,3 +143,41 @@ def test_app_killed_mid_round_then_restarted_and_resumed(tmp_path, browser):
         assert _digest(store.round_dir(run_id, 1)) == round1  # completed rounds untouched by the resume
     finally:
         app.kill()
+
+
+SHOTS = ROOT / "assets" / "screenshots"
+
+
+def test_gate_screenshot_reanalysis_then_accept_to_the_end(tmp_path, browser):
+    """New run defaults -> Start -> gate -> upload a screenshot -> re-analyse -> accept -> ... -> finished, with
+    nothing of round 1 lost (issue 17's data-loss path) and no traceback on any screen."""
+    home = tmp_path / "home"
+    app = App(home)
+    store = Store(home)
+    try:
+        page = browser.new_page(viewport={"width": 1440, "height": 1100})
+        start_demo(page, app.url, gated=True)
+        expect(page.get_by_text("Your call after round 1")).to_be_visible(timeout=420_000)
+        run_id = store.runs()[0]["id"]
+        before = _digest(store.round_dir(run_id, 1))
+        page.locator("input[type=file]").first.set_input_files(str(SHOTS / "run_view.png"))
+        page.get_by_role("button", name="Re-analyse with these screenshots").click()
+        wait_until(lambda: (store.round_dir(run_id, 1) / "previous_analyses").is_dir()
+                   and store.run(run_id)["status"] == "awaiting_gate", 300, "the re-analysis")
+        expect(page.get_by_text("Your call after round 1")).to_be_visible(timeout=60_000)
+        after = _digest(store.round_dir(run_id, 1))
+        for path, digest in before.items():  # every file kept, in place or set aside with the same bytes
+            assert after.get(path) == digest or digest in {d for p, d in after.items() if "previous_analyses" in p}
+        assert store.images(run_id, 1), "the uploaded screenshot is gone"
+        page.screenshot(path=str(SHOTS / "gate_after_reanalysis.png"), full_page=True)
+        for idx in (1, 2):
+            expect(page.get_by_text(f"Your call after round {idx}")).to_be_visible(timeout=420_000)
+            page.get_by_role("button", name="Accept and continue").click()
+        wait_until(lambda: store.run(run_id)["status"] == "finished", 600, "the run to finish")
+        page.reload()
+        expect(page.get_by_text("Round 3:").first).to_be_visible(timeout=60_000)
+        assert page.get_by_text("Traceback").count() == 0
+        page.screenshot(path=str(SHOTS / "run_finished.png"), full_page=True)
+        assert [r["phase"] for r in store.rounds(run_id)] == ["done"] * 3
+    finally:
+        app.kill()
