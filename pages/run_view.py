@@ -229,6 +229,13 @@ def header() -> None:
     c3.metric("Best speedup vs eager", f"{run['best_speedup']:.2f}x" if run["best_speedup"] else "-")
     c4.metric("Provider", run["provider"])
     st.caption(f"{run['problem']} on {run['backend']} · {run['mode']} mode" + (f" · {run['note']}" if run["note"] else ""))
+    calls = mgr.record(run_id).model_calls()
+    if calls:
+        cost = [c["cost_usd"] for c in calls if c.get("cost_usd") is not None]
+        st.caption(f"{len(calls)} model call(s): {sum(c['input_tokens'] or 0 for c in calls):,} tokens in, "
+                   f"{sum(c['output_tokens'] or 0 for c in calls):,} out, {sum(c['seconds'] or 0 for c in calls):.1f} s, "
+                   f"{sum(c['attempts'] or 1 for c in calls) - len(calls)} retries, "
+                   + (f"{sum(cost):.4f} USD" if cost else "cost n/a"))
     b1, b2, b3, b4 = st.columns(4)
     active = mgr.is_active(run_id)
     if active and b1.button("Stop", key="stop_run"):

@@ -26,12 +26,26 @@ def test_adversarial_case_gets_declared_verdict(case):
         assert any(case.message in m for m in r.messages), (case.name, r.messages)
 
 
+def suite_processes(pattern: str) -> list[str]:
+    """PIDs matching `pattern` that this test session started: they carry its own build cache folder in their
+    environment (conftest sets KFORGE_CACHE_DIR), so another KForge running on the machine is not counted."""
+    mine = f"KFORGE_CACHE_DIR={os.environ['KFORGE_CACHE_DIR']}".encode()
+    pids = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+    own = []
+    for pid in pids:
+        try:
+            if mine in open(f"/proc/{pid}/environ", "rb").read().split(b"\0"):
+                own.append(pid)
+        except OSError:
+            continue  # gone, or not ours to read
+    return own
+
+
 def test_no_worker_survives_the_suite():
-    left = subprocess.run(["pgrep", "-f", "kforge_core.evaluation.worker"], capture_output=True, text=True).stdout
-    assert left.strip() == "", f"leftover worker processes: {left}"
+    left = suite_processes("kforge_core.evaluation.worker")
+    assert not left, f"leftover worker processes: {left}"
     # spare workers may wait for the next job, but none may still be inside a job's folder
-    spares = subprocess.run(["pgrep", "-f", "kforge_core.evaluation.spare"], capture_output=True, text=True).stdout
-    for pid in spares.split():
+    for pid in suite_processes("kforge_core.evaluation.spare"):
         try:
             cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
