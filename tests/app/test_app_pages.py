@@ -99,7 +99,7 @@ def test_gated_scripted_run_with_an_edited_recommendation(home):
     button(at, "Continue with my recommendation").click().run()
     wait_for(lambda: store.run(run_id)["status"] == "awaiting_gate" and len(store.rounds(run_id)) == 2, at)
 
-    prompt = json.loads((store.round_dir(run_id, 2) / "generation_prompt.json").read_text())[-1]["text"]
+    prompt = store.read_json(run_id, 2, "generation_prompt.json")[-1]["text"]  # artifacts carry a format field
     assert "Use 64-wide row tiles (EDITED BY TEST)" in prompt
     assert "Process each row in 64-element tiles kept in registers." in prompt
     assert "Vectorise the row reductions" not in prompt  # the edit replaced the agent's recommendation
