@@ -173,3 +173,27 @@ def test_kforge_check_on_a_folder_with_a_baseline(tmp_path, capsys):
     assert rows["9_Broken"]["status"] == "problem_error"
     assert "1 of 3" not in (tmp_path / "out" / "check.md").read_text()
     assert "2 of 3 references run" in (tmp_path / "out" / "check.md").read_text()
+
+
+def test_a_worker_may_lengthen_its_run_deadline_for_a_large_problem_but_never_shorten_it(tmp_path):
+    """The fit check asks for more time on problems whose inputs take seconds to make; the sandbox grants it
+    (and only ever more than the configured limit)."""
+    from kforge_core.evaluation.sandbox import run_worker
+
+    script = ("import json, sys, time\n"
+              "log = open(sys.argv[1] + '/events.jsonl', 'a', buffering=1)\n"
+              "log.write(json.dumps({'run_timeout_s': float(sys.argv[2])}) + '\\n')\n"
+              "log.write(json.dumps({'stage': 'correctness'}) + '\\n')\n"
+              "time.sleep(3)\n"
+              "log.write(json.dumps({'result': {'ok': True}}) + '\\n')\n")
+    (tmp_path / "fake_worker.py").write_text(script)
+    for asked, survives in ((10.0, True), (0.1, False)):
+        jobdir = tmp_path / f"job{asked}"
+        jobdir.mkdir()
+        # run_worker runs `python -m MODULE JOBDIR`: a module on PYTHONPATH that takes the asked time as argv[2]
+        (tmp_path / f"fake_{int(asked * 10)}.py").write_text(
+            f"import sys; sys.argv.append({str(asked)!r}); exec(open({str(tmp_path / 'fake_worker.py')!r}).read())")
+        o = run_worker(jobdir, {"PYTHONPATH": str(tmp_path), "KFORGE_SPARE_WORKERS": "0"}, 60, 1.0, 4096,
+                       module=f"fake_{int(asked * 10)}")
+        assert (o.final("result") is not None) == survives, (asked, o.timed_out, o.stderr_tail)
+        assert bool(o.timed_out) != survives

@@ -44,7 +44,8 @@ def _result_from_outcome(o: ChildOutcome, problem: Problem, backend: Backend, s:
     tail = _stderr_tail(o)
     in_harness = o.last_region == "harness"
     if o.timed_out:
-        limit = s.run_timeout_s if o.timed_out in ("correctness", "timing") else s.build_timeout_s
+        limit = (max(s.run_timeout_s, o.final("run_timeout_s") or 0) if o.timed_out in ("correctness", "timing")
+                 else s.build_timeout_s)
         if in_harness:
             return EvalResult(Verdict.HARNESS_ERROR, [f"the harness's own code ran past the {limit:g} s limit during "
                                                       f"{stage} (not the candidate's code)", *tail], **base)

@@ -241,7 +241,9 @@ def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_ti
             now = time.monotonic()
             stage = ChildOutcome(None, events.poll()).last_stage
             if stage in RUN_STAGES and not run_deadline_set:
-                deadline, run_deadline_set = now + run_timeout_s, True
+                # a worker that measured a large problem (fit check) may ask for more, never for less
+                scaled = ChildOutcome(None, events.poll()).final("run_timeout_s") or 0
+                deadline, run_deadline_set = now + max(run_timeout_s, scaled), True
             if now > deadline:
                 outcome.timed_out = stage
                 break

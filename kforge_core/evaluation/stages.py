@@ -144,6 +144,16 @@ class Evaluation(CorrectnessStage, TimingStage):
                                                 f"{gib(total)} at the time): this problem does not fit this GPU "
                                                 f"beside the evaluation")
 
+    def scale_run_timeout(self, case_s: float) -> None:
+        """Correctness and timing make inputs and run the reference ~3 times per trial plus ~6 more: on a
+        problem whose inputs take seconds to make (KernelBench's 6 GB level-1 inputs are built on the host),
+        the fixed run limit would end the harness's own work. Ask the parent for a limit that grows with
+        the measured cost of one case (the candidate's own time is still bounded by the fixed part)."""
+        s = self.settings
+        scaled = s.run_timeout_s + case_s * (3 * s.n_trials + 6)
+        if scaled > s.run_timeout_s * 1.05:
+            self.log.write({"run_timeout_s": round(scaled, 1)})
+
     def fit_check(self, ref, device, sync) -> None:
         """Run the reference once alone and record its peak device memory; refuse, before the candidate runs,
         a problem whose reference and candidate cannot both fit (the harness itself adds little: inputs are
@@ -152,6 +162,7 @@ class Evaluation(CorrectnessStage, TimingStage):
 
         self.log.stage("fit_check")
         seed = self.settings.seed + 7777  # not a trial's seed: its output is no trial's answer
+        t0 = time.monotonic()
         init, inputs = self.make_case(ref, seed)
         before = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
@@ -160,6 +171,7 @@ class Evaluation(CorrectnessStage, TimingStage):
         out = self.run_reference(model, inputs)
         sync()
         peak = torch.cuda.max_memory_allocated() - before
+        self.scale_run_timeout(time.monotonic() - t0)
         from kforge_core.evaluation import anticheat as AC
 
         self.output_bytes = AC.output_bytes_hint(out)
