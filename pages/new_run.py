@@ -11,6 +11,7 @@ from kforge_core.session import PROFILERS, RunConfig, Session
 
 DEMO_GEN = str(ASSETS_DIR / "demo/softmax_cpu_generation.json")
 DEMO_ANA = str(ASSETS_DIR / "demo/softmax_cpu_analysis.json")
+DEMO_PROBLEM = "level1/3_Softmax"
 
 st.title("New run")
 mgr = manager()
@@ -36,7 +37,10 @@ source_kind = st.radio("Source", ["Built-in suite", "Upload a file", "Paste"], h
 problem, problem_error = None, None
 if source_kind == "Built-in suite":
     problems = builtin_problems()
-    name = st.selectbox("Problem", [p.name for p in problems], key="new_problem")
+    names = [p.name for p in problems]
+    # the default matches the scripted demo's answer files pre-filled below (they are for this problem)
+    name = st.selectbox("Problem", names, key="new_problem",
+                        index=names.index(DEMO_PROBLEM) if DEMO_PROBLEM in names else 0)
     problem = next(p for p in problems if p.name == name)
 elif source_kind == "Upload a file":
     up = st.file_uploader("KernelBench-format .py file", type=["py"], key="problem_upload")
@@ -91,6 +95,9 @@ elif kind == "anthropic":
 elif kind == "scripted":
     scripted_path = c2.text_input("Generation answers (JSON)", DEMO_GEN, key="new_scripted")
     analysis_path = c2.text_input("Analysis answers (JSON)", DEMO_ANA, key="new_scripted_ana")
+    if scripted_path == DEMO_GEN and (problem is None or problem.name != DEMO_PROBLEM or backend_name != "cpu"):
+        c2.warning(f"These answer files are the demo's, written for {DEMO_PROBLEM} on cpu: for another problem or "
+                   "backend, give answers written for it.")
 
 c3, c4, c5 = st.columns(3)
 rounds = c3.number_input("Rounds", 1, 50, 3, key="new_rounds")
