@@ -1,18 +1,28 @@
 """Peak resident memory of the harness's correctness stage vs the reference's own run, each in a fresh
 process (run by tests/test_harness.py):  python tests/harness_memory_probe.py MODE JOBDIR
 MODE "reference": one reference call; "correctness": the whole correctness stage (3 trials, checks on).
-Prints the growth of the process's peak RSS in MiB over what it was after setting up."""
+Prints the growth of the process's peak RSS (VmHWM, reset after setting up) in MiB."""
 
 import json
-import resource
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def status_mib(field: str) -> float:
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def reset_peak() -> float:
+    """Reset the peak-RSS mark (VmHWM) to the current RSS and return that: ru_maxrss cannot be reset, so an
+    earlier peak (imports, the build) would hide what is measured after it."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    return status_mib("VmRSS")
 
 
 def main() -> None:
@@ -28,13 +38,13 @@ def main() -> None:
     model_new = ev.build()
     device = torch.device("cpu")
     torch.relu(torch.ones(16))  # warm the op path before the baseline reading
-    base = peak_mib()
+    base = reset_peak()
     if mode == "reference":
         init, inputs = ev.make_case(ref, 42)
         ev.run_reference(ev.make_reference(ref, init, 42, device), inputs)
     else:
         ev.correctness(ref, model_new, device, lambda: None)
-    print(json.dumps({"growth_mib": peak_mib() - base}))
+    print(json.dumps({"growth_mib": status_mib("VmHWM") - base}))
 
 
 if __name__ == "__main__":
