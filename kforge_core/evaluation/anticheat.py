@@ -29,23 +29,6 @@ def tensors(obj) -> list[tuple[str, torch.Tensor]]:
     return [(p, t) for p, t in flatten(obj, "input") if isinstance(t, torch.Tensor)]
 
 
-def snapshot(inputs) -> list[torch.Tensor]:
-    return [t.detach().clone() for _, t in tensors(inputs)]
-
-
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.is_floating_point or a.dtype.is_complex:
-        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
-    return torch.equal(a, b)
-
-
-def mutated(inputs, before: list[torch.Tensor]) -> list[str]:
-    """Input paths whose values differ from the snapshot taken before the call."""
-    return [p for (p, t), b in zip(tensors(inputs), before) if not _same(t.detach(), b)]
-
-
 def _storages(obj) -> dict[int, str]:
     out = {}
     for p, t in tensors(obj):
