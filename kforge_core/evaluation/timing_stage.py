@@ -63,7 +63,7 @@ class TimingStage:
         elif cache_key and "compiled" in stats:
             RC.save(self.cache_dir, cache_key, vars(stats["compiled"]), vars(stats["eager"]))
         if s.strictness != "off":
-            self.check_after_timing(ref, ref_model, cand_model, inputs, seed, sync)
+            self.check_after_timing(ref, ref_model, cand_model, inputs, seed, device, sync)
             self.flags += self.review_flags(stats, inputs, cand_model, device, sync)
         return {k: vars(v) for k, v in stats.items()}, errors
 
@@ -93,7 +93,7 @@ class TimingStage:
                               f"on average while timing): the speedup is not reliable, evaluate again on a quiet "
                               f"machine")
 
-    def check_after_timing(self, ref, ref_model, cand_model, inputs, seed, sync) -> None:
+    def check_after_timing(self, ref, ref_model, cand_model, inputs, seed, device, sync) -> None:
         """Give the timed input tensors new values in place: an output cached during timing (keyed by the
         tensors' identity or address) no longer matches."""
         from kforge_core.evaluation import anticheat as AC
@@ -105,7 +105,7 @@ class TimingStage:
         with self.candidate_code("after timing, ModelNew.forward"):
             cand_out = cand_model(*inputs)
             sync()
-        bad = validate_output(cand_out, inputs[0].device if AC.tensors(inputs) else None)
+        bad = validate_output(cand_out, device)
         if bad:
             raise Outcome(Verdict.REJECTED, f"after timing: {bad}")
         c = compare(self.run_reference(ref_model, inputs), cand_out, self.settings.tolerances)
