@@ -140,7 +140,7 @@ class Session(RunRecord):
         """One round, each step skipped when its artifact is already written (a resumed round)."""
         s, rid = self.store, self.run_id
         phase = next((r["phase"] for r in s.rounds(rid) if r["idx"] == idx), None)
-        _, _, _, gate = self._inputs_for(idx)
+        gate = (self.gate(idx - 1) or {}) if idx > 1 else {}  # the previous round's gate choices
         if not s.exists(rid, idx, A.GENERATION):
             self._set_aside(idx, A.GENERATION_FILES, A.INTERRUPTED)  # what a killed generation left
             s.set_round(rid, idx, "generating")
