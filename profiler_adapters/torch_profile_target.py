@@ -13,15 +13,14 @@ from pathlib import Path
 TOP = 15
 
 
-def _table(prof, device_type: str) -> list[dict]:
-    rows = []
-    for e in prof.key_averages():
-        dev_us = getattr(e, "device_time_total", 0.0) or getattr(e, "cuda_time_total", 0.0) or 0.0
-        rows.append({"name": e.key, "calls": e.count, "self_cpu_us": round(e.self_cpu_time_total, 2),
-                     "device_us": round(dev_us, 2)})
-    key = "device_us" if device_type == "cuda" else "self_cpu_us"
-    rows.sort(key=lambda r: r[key], reverse=True)
-    return rows[:TOP]
+def _tables(prof) -> dict:
+    """GPU activities (each counted once) and CPU operators (self time), kept apart: an operator's
+    device_time_total repeats its kernels' time, so the two never go into one sum."""
+    from profiler_adapters.device_time import cpu_op_rows, device_rows
+
+    kernels, ops = device_rows(prof), cpu_op_rows(prof)
+    return {"kernels": kernels[:TOP], "kernel_us": round(sum(r["us"] for r in kernels), 2),
+            "ops": ops[:TOP], "op_us": round(sum(r["us"] for r in ops), 2)}
 
 
 def main() -> int:
@@ -67,7 +66,13 @@ def main() -> int:
                 model(*inputs)
             if device.type == "cuda":
                 torch.cuda.synchronize()
-        tables[side] = _table(prof, device.type)
+        if side == "candidate":
+            last_prof = prof
+        tables[side] = _tables(prof)
+    from profiler_adapters.device_time import device_rows, own_kernel_names, own_share
+
+    tables["candidate"]["own_share"] = own_share(device_rows(last_prof), own_kernel_names(
+        (jobdir / "candidate.py").read_text()))
     log.write({"result": {"device": device.type, "tables": tables, "reps": 5, "wall_us": wall_us}})
     return 0
 

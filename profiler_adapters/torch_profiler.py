@@ -21,25 +21,35 @@ class ProfileFailed(Exception):
 
 
 def report_from_tables(tables: dict, device: str, reps: int, wall_us: dict | None = None) -> ProfileReport:
-    key = "device_us" if device == "cuda" else "self_cpu_us"
-    unit = "GPU" if device == "cuda" else "CPU self"
+    """Per forward: on a GPU the kernels' own time (each GPU activity once), on the CPU the operators'
+    self time; each beside the forward's wall time, so what the profiler cannot see shows as the gap."""
+    on_gpu = device == "cuda"
+    key, what = ("kernels", "kernel_us") if on_gpu else ("ops", "op_us")
     metrics, rows = [], []
     for side in ("candidate", "reference"):
-        ops = [{"op": r["name"][:70], "us": r[key] / max(reps, 1), "calls": r["calls"] / max(reps, 1)}
-               for r in tables.get(side, [])]
-        profiled = sum(o["us"] for o in ops)
-        metrics.append(Metric(f"{side}: {unit} time per forward (profiled ops)", profiled, "us"))
+        t = tables.get(side) or {}
+        per = max(reps, 1)
+        items = [{"op": r["name"][:70], "us": r["us"] / per, "calls": r["calls"] / per} for r in t.get(key, [])]
+        profiled = t.get(what, 0.0) / per
+        metrics.append(Metric(f"{side}: {'GPU kernel' if on_gpu else 'CPU operator'} time per forward", profiled, "us",
+                              "each GPU activity counted once" if on_gpu else "self time of PyTorch operators"))
+        if on_gpu:
+            metrics.append(Metric(f"{side}: CPU operator time per forward", t.get("op_us", 0.0) / per, "us",
+                                  "host side: launches, allocations, Python-visible ops"))
+        if on_gpu and t.get("own_share") is not None:
+            metrics.append(Metric(f"{side}: own-kernel share of GPU time", 100 * t["own_share"], "%",
+                                  "kernels the candidate's source defines, vs library and PyTorch kernels"))
         wall = (wall_us or {}).get(side)
         if wall is not None:
             metrics.append(Metric(f"{side}: forward wall time", wall, "us", "median of 5, outside the profiler"))
-            if device != "cuda" and wall > profiled:
+            if not on_gpu and wall > profiled:
                 # custom C++ ops called through pybind are not PyTorch operators: the profiler cannot see them
-                ops.append({"op": "(custom kernels and Python, outside PyTorch ops)", "us": wall - profiled,
-                            "calls": 1.0})
-        total = sum(o["us"] for o in ops) or 1.0
+                items.append({"op": "(custom kernels and Python, outside PyTorch ops)", "us": wall - profiled,
+                              "calls": 1.0})
+        total = sum(o["us"] for o in items) or 1.0
         rows += [{"side": side, "op": o["op"], "us_per_forward": round(o["us"], 2),
                   "calls_per_forward": round(o["calls"], 2), "share": f"{o['us'] / total:.0%}"}
-                 for o in sorted(ops, key=lambda o: o["us"], reverse=True)[:8]]
+                 for o in sorted(items, key=lambda o: o["us"], reverse=True)[:8]]
     return ProfileReport("torch.profiler", metrics=metrics, kernels=rows,
                          notes=[f"{reps} profiled forward passes each, after warm-up; device {device}"])
 

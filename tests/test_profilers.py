@@ -176,3 +176,31 @@ def test_gif_is_refused_by_format():
     Image.new("RGB", (10, 10)).save(buf, format="GIF")
     with pytest.raises(screenshots.ImageRejected, match="GIF images are not accepted"):
         screenshots.normalise_screenshot(buf.getvalue(), "anim.gif")
+
+
+# -- device time from a trace: counted once, split into the candidate's kernels and the rest ------------------
+
+def test_own_kernel_names_and_trace_matching():
+    from profiler_adapters.device_time import is_own, own_kernel_names
+
+    src = ("template <typename T>\n__global__ void __launch_bounds__(256) relu_kernel(T* x) {}\n"
+           "extern \"C\" __global__ void cfn(float* x) {}\n__global__ void nvjet_tst(float* x) {}\n"
+           "@triton.jit\ndef _copy(src, dst):\n    pass\n")
+    own = own_kernel_names(src)
+    assert own == {"relu_kernel", "cfn", "nvjet_tst", "_copy"}
+    assert is_own("void relu_kernel<float>(float*)", own) and is_own("_copy", own) and is_own("cfn", own)
+    assert is_own("_Z11relu_kernelIfEvPT_", own)
+    # library kernels stay library kernels, also when the candidate borrows their names
+    assert not is_own("void at::native::vectorized_elementwise_kernel<4, at::native::relu_kernel>(int)", own)
+    assert not is_own("nvjet_tst", own) and not is_own("Memcpy DtoD (Device -> Device)", own)
+
+
+def test_gpu_report_counts_kernels_once_and_keeps_cpu_ops_apart():
+    tables = {side: {"kernels": [{"name": "k", "calls": 5, "us": 500.0}], "kernel_us": 500.0,
+                     "ops": [{"name": "aten::relu", "calls": 5, "us": 50.0}], "op_us": 50.0}
+              for side in ("candidate", "reference")}
+    r = torch_profiler.report_from_tables(tables, "cuda", 5, {"candidate": 104.0, "reference": 101.0})
+    m = {x.name: x.value for x in r.metrics}
+    assert m["candidate: GPU kernel time per forward"] == 100.0
+    assert m["reference: CPU operator time per forward"] == 10.0
+    assert [k["op"] for k in r.kernels] == ["k", "k"]

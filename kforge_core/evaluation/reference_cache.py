@@ -44,3 +44,22 @@ def save(cache_dir: Path, k: str, compiled: dict, eager: dict) -> None:
     tmp = d / f".{k}.{uuid.uuid4().hex[:6]}"
     tmp.write_text(json.dumps({"compiled": compiled, "eager": eager, "measured_at": time.time()}))
     os.replace(tmp, d / f"{k}.json")
+
+
+def copy_bandwidth(cache_dir: Path, measure) -> float:
+    """The device's copy bandwidth (a property of the card, not of the problem): measured once per device
+    and torch version, then read back, so later evaluations do not allocate the probe's 512 MiB."""
+    import torch
+
+    name = hashlib.sha256(f"{device_name('cuda')}|{torch.__version__}".encode()).hexdigest()[:16]
+    path = cache_dir / "device_bandwidth" / f"{name}.json"
+    try:
+        return float(json.loads(path.read_text())["bytes_per_s"])
+    except (OSError, ValueError, KeyError):
+        pass
+    bw = measure()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{name}.{uuid.uuid4().hex[:6]}"
+    tmp.write_text(json.dumps({"bytes_per_s": bw, "device": device_name("cuda"), "measured_at": time.time()}))
+    os.replace(tmp, path)
+    return bw

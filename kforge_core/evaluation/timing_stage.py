@@ -117,6 +117,7 @@ class TimingStage:
     def review_flags(self, stats, inputs, cand_model, device, sync) -> list[str]:
         """Correct, but implausible: speedups past the review threshold or past the memory roofline."""
         from kforge_core.evaluation import anticheat as AC
+        from kforge_core.evaluation import reference_cache as RC
 
         flags = []
         cand, eager = stats.get("candidate"), stats.get("eager")
@@ -126,7 +127,7 @@ class TimingStage:
         if device.type == "cuda" and cand:
             io_bytes = sum(t.numel() * t.element_size() for _, t in AC.tensors(inputs)) + self.output_bytes
             with self.timed("roofline_bandwidth_probe"):
-                floor = AC.roofline_ms(io_bytes, AC.measure_copy_bandwidth(device))
+                floor = AC.roofline_ms(io_bytes, RC.copy_bandwidth(self.cache_dir, lambda: AC.measure_copy_bandwidth(device)))
             if cand.median_ms < 0.9 * floor:
                 flags.append(f"candidate time {cand.median_ms * 1e3:.1f} us is below the memory roofline "
                              f"({floor * 1e3:.1f} us to move {io_bytes / 1e6:.1f} MB at the measured bandwidth)")
