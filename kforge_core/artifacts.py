@@ -19,6 +19,7 @@ GENERATION = "generation.json"  # written last of the generation step: its prese
 GENERATION_PROMPT = "generation_prompt.json"
 GENERATION_ANSWER = "generation_answer.txt"
 EVAL = "eval.json"
+EVAL_PROGRESS = "eval_progress.json"  # the evaluation in flight: its stage and trial, rewritten as it goes
 PROFILE = "profile.json"
 NCU_CSV = "ncu/ncu_details.csv"
 ANALYSIS = "analysis.json"  # written last of the analysis step: its presence means "analysed"

@@ -181,10 +181,15 @@ def run_outcome(store: Store, item: dict) -> ProblemOutcome:
             if u.get("cost_usd") is not None:
                 cost, priced = cost + u["cost_usd"], True
     verdicts = [r["verdict"] for r in rounds if r["verdict"]]
+    reason = ""
+    if not correct:
+        last = next((ev for r in reversed(rounds) if (ev := store.read_json(run_id, r["idx"], A.EVAL))), None)
+        reason = ((last or {}).get("messages") or [""])[0] or (store.run(run_id) or {}).get("note") or ""
     return ProblemOutcome(item["problem"], correct, eager, compiled, cost if priced else None, tokens,
                           sample=item["sample"], status=item["status"],
                           verdict=("correct" if correct else (verdicts[-1] if verdicts else item["status"])),
-                          rounds=len(rounds), harness_faults=sum(not Verdict(v).candidates_fault for v in verdicts))
+                          rounds=len(rounds), harness_faults=sum(not Verdict(v).candidates_fault for v in verdicts),
+                          reason=reason[:300])
 
 
 def _speedup(ev: dict, baseline: str) -> float | None:

@@ -25,6 +25,7 @@ class ProblemOutcome:
     verdict: str = ""  # "correct", or the last round's verdict
     rounds: int = 0
     harness_faults: int = 0  # rounds the harness could not judge (harness_error, does_not_fit): not the candidate's
+    reason: str = ""  # why it is not correct: the last evaluated round's message, or the run's note
 
     def speedup(self, baseline: str) -> float | None:
         return self.speedup_eager if baseline == "eager" else self.speedup_compiled

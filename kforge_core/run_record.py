@@ -6,6 +6,9 @@ the loop on top of it.
 
 from __future__ import annotations
 
+import json
+import statistics
+import time
 from dataclasses import asdict, dataclass
 
 from kforge_core import artifacts as A
@@ -60,6 +63,31 @@ class RunRecord:
         if rounds and rounds[-1]["phase"] == "gate" and self.gate(rounds[-1]["idx"]) is None:
             return rounds[-1]["idx"]
         return None
+
+    def progress(self, idx: int, now: float | None = None) -> str:
+        """What round `idx` is doing, in words: its phase, the evaluation's stage and trial, seconds spent,
+        and what the same stage took in this run's earlier rounds (a measured estimate, when there is one)."""
+        now = time.time() if now is None else now
+        row = next((r for r in self.store.rounds(self.run_id) if r["idx"] == idx), None)
+        if row is None:
+            return "starting"
+        text = f"{row['phase']}"
+        if row["phase"] == "evaluating":
+            try:
+                p = json.loads(self.store.read_text(self.run_id, idx, A.EVAL_PROGRESS) or "")
+            except ValueError:
+                p = None
+            if p:
+                stage = p["stage"]
+                text += f": {stage}" + (f", trial {p['trial']}/{p['of']}" if "trial" in p else "")
+                text += f", {now - p['stage_started']:.0f} s in this stage"
+                earlier = [s for i in self.completed_rounds() if i < idx and (r := self.result(i))
+                           and (s := r.stage_seconds.get(stage)) is not None]
+                if earlier:
+                    text += f" (earlier rounds: {statistics.median(earlier):.0f} s)"
+        if row.get("started"):
+            text += f" · {now - row['started']:.0f} s in this round"
+        return text
 
     def model_calls(self) -> list[dict]:
         """Every model call of the run, in order: round, role and call_record() fields."""

@@ -93,16 +93,12 @@ class RunManager:
 
 
 def answers_used(store: Store, run_id: str, role: str) -> int:
-    """Model answers a run has consumed in completed steps (the step's marker file is written after the
-    answer; re-analyses keep theirs under previous_analyses/), so a resumed scripted run replays the next."""
+    """Steps of a role a run has completed (the step's marker file is written after the answer), so a
+    resumed scripted run replays the next step's answer. A re-analysis is the same step again, not a new one."""
     done, answer = (A.GENERATION, A.GENERATION_ANSWER) if role == "generation" else (A.ANALYSIS, A.ANALYSIS_ANSWER)
-    used = 0
-    for r in store.rounds(run_id):
-        folder = store.round_dir(run_id, r["idx"])
-        used += (folder / done).exists() and (folder / answer).exists()
-        if role == "analysis":
-            used += len(list((folder / A.PREVIOUS_ANALYSES).glob(f"*/{A.ANALYSIS}")))
-    return used
+    return sum(1 for r in store.rounds(run_id)
+               if (store.round_dir(run_id, r["idx"]) / done).exists()
+               and (store.round_dir(run_id, r["idx"]) / answer).exists())
 
 
 def default_providers(store: Store, secrets=None) -> ProviderFactory:

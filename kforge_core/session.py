@@ -9,7 +9,7 @@ re-analysis moves the analysis it replaces under previous_analyses/).
 from __future__ import annotations
 
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from kforge_core import artifacts as A
 
@@ -77,6 +77,10 @@ class Session(RunRecord):
         self.store.set_round(self.run_id, idx, "reanalysing")
         if self.store.exists(self.run_id, idx, A.ANALYSIS):
             self._set_aside(idx, A.ANALYSIS_FILES, A.PREVIOUS_ANALYSES)
+        # the same step again: a scripted analyst gives this round's answer, not the next round's
+        if self.ana.provider is not self.gen.provider:
+            self.ana.provider.resume_after(sum(1 for r in self.store.rounds(self.run_id)
+                                               if r["idx"] < idx and self.store.exists(self.run_id, r["idx"], A.ANALYSIS)))
         self._analyse(idx, self.program(idx) or "", result, self._load_report(idx))
         self.store.set_round(self.run_id, idx, after)
 
@@ -154,7 +158,8 @@ class Session(RunRecord):
                                     backend=self.backend.name, stage="generation")
             else:
                 s.set_round(rid, idx, "evaluating")
-                result = self.executor.evaluate(self.problem, program, self.backend.name, self.settings)
+                settings = replace(self.settings, progress_file=str(s.round_dir(rid, idx) / A.EVAL_PROGRESS))
+                result = self.executor.evaluate(self.problem, program, self.backend.name, settings)
             s.write_json(rid, idx, A.EVAL, result.to_dict())
         speedup = result.speedup("eager") if result.correct else None
         s.set_round(rid, idx, "evaluated", result.verdict.value, speedup)

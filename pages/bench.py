@@ -98,6 +98,10 @@ def live(bench_id: str) -> None:
         mgr.start(bench_id)
     outcomes = bench_outcomes(store, bench_id)
     st.subheader("fast_p")
+    if not any(o.verdict and o.status in ("finished", "stopped", "failed") for o in outcomes):
+        st.markdown("— (no run has finished yet: fast_p, speedups, tokens and cost appear with the first result)")
+        per_problem(outcomes)
+        return
     st.markdown(fast_p_table(outcomes))
     st.markdown(speedup_table(outcomes))
     fig = go.Figure()
@@ -115,11 +119,22 @@ def live(bench_id: str) -> None:
                        title="Speedup distribution")
     hist.add_vline(x=1.0, line_dash="dot")
     c2.plotly_chart(hist, width="stretch", key=f"hist_{bench_id}")
+    per_problem(outcomes)
+
+
+def per_problem(outcomes) -> None:
     st.subheader("Per problem")
-    st.dataframe(pd.DataFrame([{"problem": o.problem, "sample": o.sample, "status": o.status, "verdict": o.verdict,
-                                "rounds": o.rounds, "vs eager": o.speedup_eager, "vs torch.compile": o.speedup_compiled,
-                                "tokens": o.tokens, "cost USD": o.cost_usd} for o in outcomes]),
-                 hide_index=True, width="stretch")
+
+    def cell(x, fmt="{:.2f}x"):
+        return "—" if x is None else fmt.format(x)
+
+    rows = [{"problem": o.problem, "sample": o.sample, "status": o.status, "verdict": o.verdict or "—",
+             "rounds": o.rounds, "vs eager": cell(o.speedup_eager), "vs torch.compile": cell(o.speedup_compiled),
+             "tokens": o.tokens if o.rounds else "—", "cost USD": cell(o.cost_usd, "{:.4f}"),
+             "why not correct": o.reason or ("—" if o.correct or not o.verdict else "")} for o in outcomes]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={"verdict": st.column_config.TextColumn(width="medium"),
+                                "why not correct": st.column_config.TextColumn(width="large")})
 
 
 live(pick)

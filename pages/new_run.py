@@ -9,20 +9,20 @@ from kforge_core.llm import ProviderConfig, api_key
 from kforge_core.problems import ProblemError, builtin_problems, problem_from_source
 from kforge_core.session import PROFILERS, RunConfig, Session
 
-DEMO_GEN = str(ASSETS_DIR / "demo/softmax_cpu_generation.json")
-DEMO_ANA = str(ASSETS_DIR / "demo/softmax_cpu_analysis.json")
-DEMO_PROBLEM = "level1/3_Softmax"
+DEMO_GEN = str(ASSETS_DIR / "demo/new_gelu_cpu_generation.json")
+DEMO_ANA = str(ASSETS_DIR / "demo/new_gelu_cpu_analysis.json")
+DEMO_PROBLEM = "level1/8_NewGELU"
 
 st.title("New run")
 mgr = manager()
 
 with st.container(border=True):
     st.markdown("**No API key? Try the scripted demo.** It runs the real loop (CPU C++ kernels, isolated "
-                "evaluation, profiling) on `level1/3_Softmax`, with answers read from a file. "
+                "evaluation, profiling) on `" + DEMO_PROBLEM + "`, with answers read from a file. "
                 "It is labelled *scripted* everywhere: no model is called.")
     demo_gated = st.checkbox("Stop at the human gate after each round", value=True, key="demo_gated")
     if st.button("Start the scripted demo", type="primary", key="start_demo"):
-        problem = next(p for p in builtin_problems() if p.name == "level1/3_Softmax")
+        problem = next(p for p in builtin_problems() if p.name == DEMO_PROBLEM)
         cfg = RunConfig(problem=problem.to_dict(), backend="cpu",
                         provider=ProviderConfig(kind="scripted", model="demo", scripted_path=DEMO_GEN).to_dict(),
                         analysis_provider=ProviderConfig(kind="scripted", model="demo", scripted_path=DEMO_ANA).to_dict(),

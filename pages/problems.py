@@ -33,4 +33,4 @@ if folder:
         df = pd.DataFrame(rows).replace("", "—")
         ok = int((df["status"] == "ok").sum())
         st.metric("References that run", f"{ok} of {len(df)}")
-        st.dataframe(df, hide_index=True, use_container_width=True)
+        st.dataframe(df, hide_index=True, width="stretch")

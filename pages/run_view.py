@@ -2,7 +2,6 @@
 
 import difflib
 import io
-import time
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -60,15 +59,15 @@ def show_profile(idx: int) -> None:
     st.markdown(f"**Profile** ({prof['tool']})")
     metrics = pd.DataFrame(prof["metrics"])
     if not metrics.empty:
-        st.dataframe(metrics, hide_index=True, use_container_width=True)
+        st.dataframe(metrics, hide_index=True, width="stretch")
         pct = metrics[(metrics["unit"] == "%") & metrics["value"].map(lambda v: isinstance(v, (int, float)))]
         if not pct.empty:
             fig = go.Figure(go.Bar(x=pct["value"], y=pct["name"], orientation="h"))
             fig.update_layout(height=60 + 28 * len(pct), margin=dict(l=10, r=10, t=10, b=10),
                               xaxis=dict(range=[0, 100], title="% of peak"))
-            st.plotly_chart(fig, use_container_width=True, key=f"sol_{idx}")
+            st.plotly_chart(fig, width="stretch", key=f"sol_{idx}")
     if prof.get("kernels"):
-        st.dataframe(pd.DataFrame(prof["kernels"]), hide_index=True, use_container_width=True)
+        st.dataframe(pd.DataFrame(prof["kernels"]), hide_index=True, width="stretch")
     for f in prof.get("findings", [])[:8]:
         st.text(f"• {f}")
     for n in prof.get("notes", []):
@@ -192,16 +191,22 @@ def gate(idx: int) -> None:
             st.rerun()
     uploads = st.file_uploader("Nsight / Instruments screenshots for the analysis agent (PNG or JPEG)",
                                type=["png", "jpg", "jpeg"], accept_multiple_files=True, key=f"shots_{idx}")
+    errors = st.session_state.setdefault(f"upload_errors_{run_id}", [])
     if uploads and st.button("Re-analyse with these screenshots", key=f"reanalyse_{idx}"):
         images = []
         for up in uploads:
             try:
                 images.append(normalise_screenshot(up.getvalue(), up.name))
             except ImageRejected as e:
-                st.error(str(e))
+                errors.append(str(e))
         if images:
             mgr.reanalyse(run_id, idx, images)  # in the background: a rerun of this page cannot cut it short
             st.rerun()
+    for message in errors:  # kept until dismissed, whatever refreshes the page
+        st.error(message)
+    if errors and st.button("Dismiss", key=f"dismiss_upload_errors_{idx}"):
+        errors.clear()
+        st.rerun()
 
 
 def manual_answers() -> None:
@@ -221,7 +226,7 @@ def manual_answers() -> None:
                 st.rerun()
 
 
-def header() -> None:
+def header(active: bool) -> None:
     run = store.run(run_id)
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Status", run["status"])
@@ -237,8 +242,7 @@ def header() -> None:
                    f"{sum(c['attempts'] or 1 for c in calls) - len(calls)} retries, "
                    + (f"{sum(cost):.4f} USD" if cost else "cost n/a"))
     b1, b2, b3, b4 = st.columns(4)
-    active = mgr.is_active(run_id)
-    if active and b1.button("Stop", key="stop_run"):
+    if mgr.is_active(run_id) and b1.button("Stop", key="stop_run"):
         mgr.stop(run_id)
         st.rerun()
     if not active and run["status"] in ("interrupted", "stopped", "failed") and b1.button("Resume", key="resume_run"):
@@ -247,24 +251,39 @@ def header() -> None:
     best = store.best_kernel_source(run_id)  # from the store: no providers built on every poll
     if best:
         b2.download_button("Export best kernel", best, file_name=f"kforge_{run_id}_best.py", key="export_best")
-    if not active:  # a zip of every artifact (prompts, answers, code, results, images); none of it secret
+    # a zip of every artifact (prompts, answers, code, results, images; none of it secret), built on request
+    if not active and b3.button("Export run (zip)", key="export_zip_build"):
         buf = io.BytesIO()
         store.export_zip(run_id, buf)
-        b3.download_button("Export run (zip)", buf.getvalue(), file_name=f"kforge_{run_id}.zip", key="export_zip")
+        st.session_state[f"zip_{run_id}"] = buf.getvalue()
+    if not active and st.session_state.get(f"zip_{run_id}"):
+        b4.download_button("Download the zip", st.session_state[f"zip_{run_id}"], file_name=f"kforge_{run_id}.zip",
+                           key="export_zip")
 
 
-@st.fragment(run_every=2.0)
+def running() -> bool:
+    """Driven by this app, or by another process (the CLI) that marks it running in the store."""
+    return mgr.is_active(run_id) or store.run(run_id)["status"] == "running"
+
+
+ACTIVE_AT_LOAD = running()
+
+
+# Only a run in progress refreshes (every 2 s, this fragment alone); an idle page costs nothing and keeps
+# what the person typed, uploaded or was told.
+@st.fragment(run_every=2.0 if ACTIVE_AT_LOAD else None)
 def live():
-    header()
+    active = running()
+    if ACTIVE_AT_LOAD and not active:
+        st.rerun()  # the run stopped or reached a gate: redraw once, then stop polling
+    header(active)
     rounds = store.rounds(run_id)
     status = store.run(run_id)["status"]
-    if mgr.is_active(run_id):
-        r = rounds[-1] if rounds else None
-        phase = r["phase"] if r else "starting"
-        since = f" ({time.time() - r['started']:.0f} s in this round)" if r and r.get("started") else ""
-        st.info(f"Working on round {r['idx'] if r else 1}: {phase}{since}…")
+    if active:
+        idx = rounds[-1]["idx"] if rounds else 1
+        st.info(f"Working on round {idx}: {mgr.record(run_id).progress(idx)}…")
     if any(r["speedup"] for r in rounds):
-        st.plotly_chart(speed_chart(rounds), use_container_width=True, key="speed_chart")
+        st.plotly_chart(speed_chart(rounds), width="stretch", key="speed_chart")
     prev = None
     for r in rounds:
         prev = show_round(r, prev, latest=r is rounds[-1])

@@ -21,7 +21,7 @@ shown = [r for r in runs if problem in ("(all)", r["problem"]) and status in ("(
 table = pd.DataFrame([{"run": r["id"], "problem": r["problem"], "backend": r["backend"], "provider": r["provider"],
                        "mode": r["mode"], "status": r["status"], "rounds": r["rounds_done"],
                        "best speedup": round(r["best_speedup"], 3) if r["best_speedup"] else None} for r in shown])
-st.dataframe(table, hide_index=True, use_container_width=True)
+st.dataframe(table, hide_index=True, width="stretch")
 
 st.subheader("Reopen or resume")
 pick = st.selectbox("Run", [r["id"] for r in shown], key="runs_pick")
@@ -50,7 +50,7 @@ if len(shown) >= 2:
                                  mode="lines+markers", name=rid))
         rows += [{"run": rid, "round": r["idx"], "verdict": r["verdict"], "speedup": r["speedup"]} for r in rounds]
     fig.update_layout(height=300, xaxis_title="round", yaxis_title="speedup vs eager")
-    st.plotly_chart(fig, use_container_width=True, key="cmp_chart")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True)
+    st.plotly_chart(fig, width="stretch", key="cmp_chart")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 else:
     st.caption("Two runs are needed to compare.")

@@ -98,6 +98,29 @@ def worker_env(backend: Backend, settings: EvalSettings, candidate_source: str |
     return env
 
 
+def _progress_writer(path: Path):
+    """Writes where the worker is (stage, seconds into it, correctness trial k of n) each time it logs."""
+    started = time.time()
+    current = {"stage": "start", "since": started}
+
+    def write(events: list[dict]) -> None:
+        stage = next((e["stage"] for e in reversed(events) if "stage" in e), "start")
+        trial = next((e for e in reversed(events) if "trial" in e), None)
+        if stage != current["stage"]:
+            current.update(stage=stage, since=time.time())
+        now = {"stage": stage, "evaluation_started": started, "stage_started": current["since"]}
+        if trial and stage == "correctness":
+            now.update(trial=trial["trial"], of=trial["of"])
+        try:
+            tmp = path.with_name(f".{path.name}.{os.getpid()}")
+            tmp.write_text(json.dumps(now))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # progress is a courtesy: never a reason to fail an evaluation
+
+    return write
+
+
 def _run(problem: Problem, candidate_source: str | None, backend: Backend, settings: EvalSettings,
          mode: str = "evaluate") -> ChildOutcome:
     jobdir = Path(tempfile.mkdtemp(prefix="kforge-eval-"))
@@ -111,7 +134,9 @@ def _run(problem: Problem, candidate_source: str | None, backend: Backend, setti
         env = worker_env(backend, settings, candidate_source)
         if mode == "build":
             env["CUDA_VISIBLE_DEVICES"] = ""  # a build worker never holds a GPU
-        return run_worker(jobdir, env, settings.build_timeout_s, settings.run_timeout_s, settings.memory_limit_mb)
+        progress = _progress_writer(Path(settings.progress_file)) if settings.progress_file else None
+        return run_worker(jobdir, env, settings.build_timeout_s, settings.run_timeout_s, settings.memory_limit_mb,
+                          on_events=progress)
     finally:
         if not settings.keep_workdir:
             shutil.rmtree(jobdir, ignore_errors=True)

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -224,7 +225,8 @@ SPARES = SpareWorkers()
 
 
 def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_timeout_s: float,
-               memory_limit_mb: int, module: str = "kforge_core.evaluation.worker") -> ChildOutcome:
+               memory_limit_mb: int, module: str = "kforge_core.evaluation.worker",
+               on_events: Callable[[list[dict]], None] | None = None) -> ChildOutcome:
     out_path, err_path = jobdir / "stdout.txt", jobdir / "stderr.txt"
     events = _EventReader(jobdir / "events.jsonl")
     t0 = time.monotonic()
@@ -235,11 +237,14 @@ def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_ti
                                     env=_with_repo_path({**os.environ, **env}), stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=err, start_new_session=True)
     outcome = ChildOutcome(returncode=None)
-    deadline, run_deadline_set, next_mem_check = t0 + build_timeout_s, False, t0
+    deadline, run_deadline_set, next_mem_check, seen = t0 + build_timeout_s, False, t0, 0
     try:
         while proc.poll() is None:
             now = time.monotonic()
             stage = ChildOutcome(None, events.poll()).last_stage
+            if on_events and len(events.events) != seen:
+                seen = len(events.events)
+                on_events(events.events)
             if stage in RUN_STAGES and not run_deadline_set:
                 # a worker that measured a large problem (fit check) may ask for more, never for less
                 scaled = ChildOutcome(None, events.poll()).final("run_timeout_s") or 0

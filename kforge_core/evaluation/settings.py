@@ -48,6 +48,7 @@ class EvalSettings:
     fast_build: bool = True  # lighter CUDA includes + precompiled torch/extension.h (fast_build.py)
     cache_dir: str | None = None  # build cache (torch extensions); None: ~/.cache/kforge
     keep_workdir: bool = False
+    progress_file: str | None = None  # the worker's current stage is written here as it goes (the app shows it)
 
     def to_dict(self) -> dict:
         return asdict(self)

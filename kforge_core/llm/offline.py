@@ -24,13 +24,15 @@ def render_transcript(messages: list[Message]) -> str:
 
 
 class ScriptedProvider(Provider):
-    """Replays prepared answers in order. Always labelled 'scripted' so nobody mistakes it for a model."""
+    """Replays prepared answers in order, one per step of the run (a re-analysis of a round gets that
+    round's answer again). Always labelled 'scripted' so nobody mistakes it for a model."""
 
     name = "scripted"
 
     def __init__(self, answers: list[str], model: str = "scripted-demo", **kw):
         super().__init__(model, max_retries=0, **kw)
         self.answers = list(answers)
+        self.next_answer = 0
         self.calls: list[list[Message]] = []
 
     @classmethod
@@ -51,14 +53,15 @@ class ScriptedProvider(Provider):
         return cls(answers, model=f"scripted:{p.name}" + (f":{role}" if role else ""))
 
     def resume_after(self, answers_used: int) -> None:
-        """A resumed run already consumed this many answers in completed steps: replay from the next."""
-        self.answers = self.answers[answers_used:]
+        """The run's steps before this one used this many answers: the next call gets the one after."""
+        self.next_answer = answers_used
 
     def _complete_once(self, messages: list[Message]) -> Completion:
         self.calls.append(messages)
-        if len(self.calls) > len(self.answers):
+        if self.next_answer >= len(self.answers):
             raise LLMError(f"scripted provider {self.model}: no answer left (it holds {len(self.answers)})")
-        text = self.answers[len(self.calls) - 1]
+        text = self.answers[self.next_answer]
+        self.next_answer += 1
         usage = Usage(sum(_estimate_tokens(m.text) for m in messages), _estimate_tokens(text), 0.0)
         return Completion(text, usage, self.model, self.name, "scripted")
 

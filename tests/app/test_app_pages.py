@@ -91,7 +91,7 @@ def test_gated_scripted_run_with_an_edited_recommendation(home):
     run_id = store.runs()[0]["id"]
     wait_for(lambda: store.run(run_id)["status"] == "awaiting_gate", at)
     assert not at.exception, [e.value for e in at.exception]
-    assert any("Vectorise the row reductions" in t.value for t in at.text)  # the agent's recommendation
+    assert any("Use float math and every core" in t.value for t in at.text)  # the agent's recommendation
     assert any(s.value.startswith("correct") for s in at.success)
 
     at.text_input(key="rec_title_1").set_value("Use 64-wide row tiles (EDITED BY TEST)")
@@ -102,7 +102,7 @@ def test_gated_scripted_run_with_an_edited_recommendation(home):
     prompt = store.read_json(run_id, 2, "generation_prompt.json")[-1]["text"]  # artifacts carry a format field
     assert "Use 64-wide row tiles (EDITED BY TEST)" in prompt
     assert "Process each row in 64-element tiles kept in registers." in prompt
-    assert "Vectorise the row reductions" not in prompt  # the edit replaced the agent's recommendation
+    assert "Use float math and every core" not in prompt  # the edit replaced the agent's recommendation
     # the run view shows that prompt too
     assert any("EDITED BY TEST" in c.value for c in at.code)
     gate1 = json.loads((store.round_dir(run_id, 1) / "gate.json").read_text())

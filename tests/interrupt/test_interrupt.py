@@ -2,6 +2,7 @@
 compare the round's files and rows before and after. Also a re-analysis cut short, in a thread and by a kill."""
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -159,3 +160,16 @@ def test_a_gate_decision_after_reanalysis_goes_on_to_round_2(tmp_path):
     s.decide(1, GateDecision("accept"))
     assert drive(tmp_path, rid, "none").returncode == 0
     assert [r["idx"] for r in store.rounds(rid)] == [1, 2] and store.exists(rid, 2, A.EVAL)
+
+
+def test_a_reanalysis_repeats_its_rounds_scripted_answer_and_later_rounds_keep_theirs(tmp_path):
+    """A scripted analysis is a script of rounds: re-analysing round 1 must not use up round 2's answer."""
+    script = json.loads((ASSETS_DIR / "demo/softmax_cpu_analysis.json").read_text())["answers"]
+    store, rid, s = gated_run_at_gate(tmp_path)
+    first = store.read_text(rid, 1, A.ANALYSIS_ANSWER)
+    assert first == script[0]
+    s.reanalyse(1)
+    assert store.read_text(rid, 1, A.ANALYSIS_ANSWER) == first
+    s.decide(1, GateDecision("accept"))
+    assert drive(tmp_path, rid, "none").stdout.strip() == "finished"  # round 2 is the last
+    assert store.read_text(rid, 2, A.ANALYSIS_ANSWER) == script[1]
