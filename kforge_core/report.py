@@ -36,8 +36,12 @@ def verdict_table(r: EvalResult) -> str:
         lines.append(f"note: {n}")
     for n in r.build_notes:
         lines.append(f"build: {n}")
+    if r.own_kernel_share is not None:
+        lines.append(f"own-kernel share of the candidate's time: {r.own_kernel_share:.0%}")
     for f in r.flags:
         lines.append(f"FLAGGED FOR REVIEW: {f}")
+    if r.flags and r.correct and r.timings:
+        lines.append("speedup not counted (a run's best, fast_p) while flagged")
     if r.interpreted:
         lines.append("interpreted run: correctness only, no timings")
     if r.build_log:

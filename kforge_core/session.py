@@ -163,7 +163,7 @@ class Session(RunRecord):
             s.write_json(rid, idx, A.EVAL, result.to_dict())
         speedup = result.speedup("eager") if result.correct else None
         s.set_round(rid, idx, "evaluated", result.verdict.value, speedup)
-        self._update_best(idx, None if result.timing_unstable else speedup)
+        self._update_best(idx, speedup if result.speedup_counted else None)
         if result.correct:
             if s.exists(rid, idx, A.PROFILE):
                 report = self._load_report(idx)

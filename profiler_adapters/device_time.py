@@ -61,3 +61,13 @@ def own_share(rows: list[dict], own: set[str]) -> float | None:
     if all_us <= 0:
         return None
     return sum(r["us"] for r in rows if is_own(r["name"], own)) / all_us
+
+
+def cpu_own_share(op_rows: list[dict], wall_us: float) -> float | None:
+    """CPU: the share of a forward's wall time spent outside PyTorch operators (in the candidate's
+    extension and Python). Operators its C++ code calls through torch:: are recorded too, so a library
+    call behind a token kernel counts as PyTorch's."""
+    if wall_us <= 0:
+        return None
+    aten_us = sum(r["us"] for r in op_rows if r["name"].startswith("aten::"))
+    return max(0.0, 1.0 - aten_us / wall_us)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from kforge_core.backends import Backend, get_backend
+from kforge_core.evaluation import parent_clock
 from kforge_core.evaluation.result import EvalResult, Verdict
 from kforge_core.evaluation.sandbox import ChildOutcome, run_worker
 from kforge_core.evaluation.settings import EvalSettings
@@ -39,6 +40,8 @@ def _result_from_outcome(o: ChildOutcome, problem: Problem, backend: Backend, s:
     final = o.final("result")
     if final is not None and not o.timed_out and not o.memory_exceeded_mb:
         r = EvalResult.from_dict({**final, **base, "stage": final.get("stage", o.last_stage)})
+        if s.strictness != "off" and r.timings and not r.interpreted:
+            r = parent_clock.judge(r, o.wall_blocks, backend.device())
         return r
     stage = o.last_stage
     tail = _stderr_tail(o)

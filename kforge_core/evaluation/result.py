@@ -74,6 +74,7 @@ class EvalResult:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     detail_seconds: dict[str, float] = field(default_factory=dict)  # e.g. anti-cheat profiler, environment
     memory: dict[str, float] = field(default_factory=dict)  # MiB: reference_peak, evaluation_peak, inputs, outputs
+    own_kernel_share: float | None = None  # of the candidate's device time (CPU: time outside PyTorch operators)
 
     @property
     def correct(self) -> bool:
@@ -84,6 +85,12 @@ class EvalResult:
         """Other load on the machine disturbed the timing: the speedup is shown, never celebrated (it is not
         a run's best, and bench tables leave it out of fast_p above 0)."""
         return any(f.startswith("unstable timing") for f in self.flags)
+
+    @property
+    def speedup_counted(self) -> bool:
+        """Correct and nothing flagged: only then does a speedup count (a run's best, bench fast_p above 0).
+        Evidence strong enough to flag a timing is strong enough to withhold the speedup."""
+        return self.correct and not self.flags
 
     def speedup(self, baseline: str = "eager") -> float | None:
         b, c = self.timings.get(baseline), self.timings.get("candidate")

@@ -23,6 +23,7 @@ from kforge_core import REPO_ROOT
 from kforge_core.evaluation import spare
 
 POLL_S = 0.05
+TIMING_POLL_S = 0.005  # finer while timing: the parent's clock on the wall blocks is this coarse
 TAIL_CHARS = 4000
 RUN_STAGES = {"correctness", "timing"}  # stages that run under the run deadline, not the build one
 
@@ -36,6 +37,8 @@ class ChildOutcome:
     stdout_tail: str = ""
     stderr_tail: str = ""
     wall_s: float = 0.0
+    # the worker's wall blocks as this (the parent) process's clock saw them: side -> seconds, reps, median_ms
+    wall_blocks: dict = field(default_factory=dict)
 
     @property
     def last_stage(self) -> str:
@@ -224,6 +227,17 @@ SPARE_MODULES = spare.ALLOWED  # the worker modules a spare may run
 SPARES = SpareWorkers()
 
 
+def _stamp_wall_block(e: dict, now: float, starts: dict, blocks: dict) -> None:
+    """The parent's own clock on the worker's wall blocks (honesty.py): seconds between seeing start and end."""
+    side = e.get("wall_block")
+    if not isinstance(side, str):
+        return
+    if e.get("at") == "start":
+        starts[side] = now
+    elif e.get("at") == "end" and side in starts:
+        blocks[side] = {"s": now - starts.pop(side), "reps": e.get("reps"), "median_ms": e.get("median_ms")}
+
+
 def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_timeout_s: float,
                memory_limit_mb: int, module: str = "kforge_core.evaluation.worker",
                on_events: Callable[[list[dict]], None] | None = None) -> ChildOutcome:
@@ -238,13 +252,17 @@ def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_ti
                                     stdout=out, stderr=err, start_new_session=True)
     outcome = ChildOutcome(returncode=None)
     deadline, run_deadline_set, next_mem_check, seen = t0 + build_timeout_s, False, t0, 0
+    block_starts: dict[str, float] = {}
     try:
         while proc.poll() is None:
             now = time.monotonic()
             stage = ChildOutcome(None, events.poll()).last_stage
-            if on_events and len(events.events) != seen:
+            if len(events.events) != seen:
+                for e in events.events[seen:]:
+                    _stamp_wall_block(e, now, block_starts, outcome.wall_blocks)
                 seen = len(events.events)
-                on_events(events.events)
+                if on_events:
+                    on_events(events.events)
             if stage in RUN_STAGES and not run_deadline_set:
                 # a worker that measured a large problem (fit check) may ask for more, never for less
                 scaled = ChildOutcome(None, events.poll()).final("run_timeout_s") or 0
@@ -258,7 +276,7 @@ def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_ti
                     outcome.memory_exceeded_mb = rss / 2**20
                     break
                 next_mem_check = now + 0.2
-            time.sleep(POLL_S)
+            time.sleep(TIMING_POLL_S if stage == "timing" else POLL_S)
     finally:
         # Always take the whole session down: leftover grandchildren (forks, daemons, compilers) die with it.
         _kill_session(proc.pid)

@@ -43,6 +43,7 @@ class EvalSettings:
     min_timing_s: float = 0.5  # per measured function
     threads: int | None = None  # CPU threads for torch and OpenMP; None: all cores
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    min_own_kernel_share: float = 0.5  # of the candidate's device time in its own kernels (strict rejects below)
     strictness: str = "strict"  # anti-cheat rules: "strict", "lenient" or "off" (see static_checks.py)
     suspicious_speedup: float = 10.0  # speedups above this are flagged for review, not celebrated
     fast_build: bool = True  # lighter CUDA includes + precompiled torch/extension.h (fast_build.py)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from kforge_core.evaluation.environment import environment
+from kforge_core.evaluation.honesty import guarded_now
 from kforge_core.evaluation.loading import describe_exception, load_source_module, seeded, to_device
 from kforge_core.evaluation.correctness_stage import CorrectnessStage
 from kforge_core.evaluation.outcome import Outcome, ProblemFailure, gib, traceback_tail  # noqa: F401 (re-exported)
@@ -40,6 +41,8 @@ class Evaluation(CorrectnessStage, TimingStage):
         self.timing_notes: list[str] = []
         self.memory: dict[str, float] = {}  # MiB: reference peak, whole evaluation's peak, inputs, outputs
         self.output_bytes = 0
+        self.own_share: float | None = None  # honesty.own_kernel_share, once timed
+        self.guarded = guarded_now()  # before the candidate is imported
         self.region_name = ""
 
     def timed(self, name: str):
@@ -278,8 +281,10 @@ class Evaluation(CorrectnessStage, TimingStage):
         result["trials"] = self.trials
         if self.settings.timing and not self.backend.is_interpreted():
             result["timings"], result["timing_errors"] = self.timing(ref, model_new, device, sync)
+        if self.settings.strictness != "off":
+            self.check_guarded(self.guarded)
         result.update(verdict=Verdict.CORRECT.value, messages=[f"all {len(self.trials)} trials match the reference"],
-                      flags=self.flags, timing_notes=self.timing_notes)
+                      flags=self.flags, timing_notes=self.timing_notes, own_kernel_share=self.own_share)
 
     def reference_only(self, ref, device, sync) -> dict:
         """`kforge check`: the reference runs and returns tensors; with timing on, its eager (and

@@ -37,6 +37,13 @@ NATIVE_FORBIDDEN = re.compile(r"\b(fork|vfork|system|popen|execv\w*|execl\w*|dlo
                               r"pthread_create)\s*\(|std::(thread|async|jthread)\b|\b[io]?fstream\b")
 
 
+# Native code that runs Python or changes Python objects: an extension can patch the harness's timers or
+# checks from C++ as easily as from Python (a cheap first line; the parent's clock is the real defence).
+NATIVE_ENTERS_PYTHON = re.compile(r"\bPy(?:Run|Import|Eval|Object_SetAttr\w*|Object_SetItem|Dict_SetItem\w*|"
+                                  r"Module_AddObject\w*|Sys_SetObject)\w*\s*\(|\b(?:py|pybind11)::(?:exec|eval\w*|"
+                                  r"module_?::import|globals|builtins)\b|\.attr\s*\([^()]*\)\s*=[^=]")
+
+
 @dataclass
 class StaticFinding:
     verdict: Verdict
@@ -107,6 +114,10 @@ def _rule_violations(tree: ast.Module, source: str, strict: bool) -> list[str]:
         for m in NATIVE_FORBIDDEN.finditer(source):
             line = source.count("\n", 0, m.start()) + 1
             found.append(f"line {line}: native code calls `{m.group(0).strip()}` (processes, threads or files)")
+        for m in NATIVE_ENTERS_PYTHON.finditer(source):
+            line = source.count("\n", 0, m.start()) + 1
+            found.append(f"line {line}: native code enters the Python interpreter (`{m.group(0).strip()}`): it "
+                         "could patch the harness")
     return list(dict.fromkeys(found))
 
 

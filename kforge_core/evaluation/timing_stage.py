@@ -1,20 +1,19 @@
 """The timing stage: eager, torch.compile (measured once per problem and device) and the candidate by one
-protocol, then the checks that need the timed inputs (a result cached during timing, implausible speedups,
-work outside the timed stream)."""
+protocol, then the checks that need the timed inputs (honesty.py: calls on new inputs, wall blocks for the
+parent's clock, own-kernel share; implausible speedups)."""
 
 from __future__ import annotations
 
 import time
 
+from kforge_core.evaluation.honesty import HonestyChecks
 from kforge_core.evaluation.loading import describe_exception, seeded, to_device
-from kforge_core.evaluation.outcome import Outcome
-from kforge_core.evaluation.result import Verdict
 
 
 UNSTABLE_TIMING = "unstable timing"  # the flag's opening words (EvalResult.timing_unstable looks for them)
 
 
-class TimingStage:
+class TimingStage(HonestyChecks):
     def timing(self, ref, model_new, device, sync) -> tuple[dict, dict]:
         import torch
 
@@ -63,8 +62,11 @@ class TimingStage:
         elif cache_key and "compiled" in stats:
             RC.save(self.cache_dir, cache_key, vars(stats["compiled"]), vars(stats["eager"]))
         if s.strictness != "off":
-            self.check_after_timing(ref, ref_model, cand_model, inputs, seed, device, sync)
-            self.flags += self.review_flags(stats, inputs, cand_model, device, sync)
+            self.calls_on_new_inputs(ref, ref_model, cand_model, inputs, seed, device, sync, clock, stats["candidate"])
+            self.wall_blocks(fns, stats, sync)
+            with self.timed("own_kernel_share_profile"):
+                self.judge_own_share(self.own_kernel_share(cand_model, inputs, device, sync))
+            self.flags += self.review_flags(stats, inputs, device)
         return {k: vars(v) for k, v in stats.items()}, errors
 
     def size_cpu_threads(self):
@@ -93,28 +95,7 @@ class TimingStage:
                               f"on average while timing): the speedup is not reliable, evaluate again on a quiet "
                               f"machine")
 
-    def check_after_timing(self, ref, ref_model, cand_model, inputs, seed, device, sync) -> None:
-        """Give the timed input tensors new values in place: an output cached during timing (keyed by the
-        tensors' identity or address) no longer matches."""
-        from kforge_core.evaluation import anticheat as AC
-        from kforge_core.evaluation.correctness import compare, validate_output
-
-        _, fresh = self.make_case(ref, seed + 1)
-        for (_, t), (_, f) in zip(AC.tensors(inputs), AC.tensors(fresh)):
-            t.copy_(f.to(t.device))
-        with self.candidate_code("after timing, ModelNew.forward"):
-            cand_out = cand_model(*inputs)
-            sync()
-        bad = validate_output(cand_out, device)
-        if bad:
-            raise Outcome(Verdict.REJECTED, f"after timing: {bad}")
-        c = compare(self.run_reference(ref_model, inputs), cand_out, self.settings.tolerances)
-        if not c.passed:
-            raise Outcome(Verdict.NUMERICAL_MISMATCH, "after timing, the inputs were given new values in place and the "
-                                                f"output no longer matches ({c.message or 'structure changed'}): a "
-                                                "result cached during timing?")
-
-    def review_flags(self, stats, inputs, cand_model, device, sync) -> list[str]:
+    def review_flags(self, stats, inputs, device) -> list[str]:
         """Correct, but implausible: speedups past the review threshold or past the memory roofline."""
         from kforge_core.evaluation import anticheat as AC
         from kforge_core.evaluation import reference_cache as RC
@@ -131,14 +112,4 @@ class TimingStage:
             if cand.median_ms < 0.9 * floor:
                 flags.append(f"candidate time {cand.median_ms * 1e3:.1f} us is below the memory roofline "
                              f"({floor * 1e3:.1f} us to move {io_bytes / 1e6:.1f} MB at the measured bandwidth)")
-            wall = []
-            with self.candidate_code("ModelNew.forward (wall-clock check)"):
-                for _ in range(5):  # work left on other streams shows up here and not in the event timing
-                    t0 = time.perf_counter()
-                    cand_model(*inputs)
-                    sync()
-                    wall.append((time.perf_counter() - t0) * 1e3)
-            if sorted(wall)[2] > 3 * cand.median_ms + 0.2:
-                flags.append(f"wall-clock time with a full device sync ({sorted(wall)[2]:.3f} ms) far exceeds the "
-                             f"stream-timed {cand.median_ms:.3f} ms: work outside the timed stream?")
         return flags

@@ -171,7 +171,8 @@ def test_gate_screenshot_reanalysis_then_accept_to_the_end(tmp_path, browser):
         expect(error).to_be_visible()
         page.get_by_role("button", name="Dismiss").click()
         expect(page.get_by_text("broken.png:")).to_have_count(0, timeout=30_000)
-        page.get_by_test_id("stFileUploaderDeleteBtn").first.click()  # take the broken file off the list
+        page.reload()  # a new page session: an empty uploader
+        expect(page.get_by_text("Your call after round 1")).to_be_visible(timeout=60_000)
         page.locator("input[type=file]").first.set_input_files(str(SHOTS / "run_view.png"))
         page.get_by_role("button", name="Re-analyse with these screenshots").click()
         wait_until(lambda: (store.round_dir(run_id, 1) / "previous_analyses").is_dir()

@@ -1,5 +1,5 @@
 # tries: compute once per model instance, then return that first output forever (fast in timing)
-# expect: numerical_mismatch
+# expect: rejected
 # preamble: relu_ext
 # settings: timing=True
 # message: after timing

@@ -1,0 +1,161 @@
+"""Checks that a timed speedup was earned (issue 18), run in the worker after the timing reps:
+
+* calls on new inputs: the timed input tensors get new values in place before a few more timed calls. A
+  result replayed from an earlier call is stale there (wrong output), and a replay keyed on the values
+  shows as calls on new inputs far slower than the repeated timed calls;
+* wall blocks: back-to-back calls of eager and the candidate between two events that the PARENT process
+  stamps with its own clock (sandbox.py). The candidate's code never runs in that process, so whatever it
+  does to the timers in its own (Python or native), the parent's seconds stand (parent_clock.py decides);
+* own-kernel share: where the candidate's device time goes (its own kernels vs library and PyTorch
+  kernels; on the CPU, time outside PyTorch operators), from one profiled call.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from kforge_core.evaluation.outcome import Outcome
+from kforge_core.evaluation.result import Verdict
+
+WALL_BLOCK_S = 0.25  # per side: long enough that the parent's 5 ms polling is a few % of it
+MAX_WALL_BLOCK_REPS = 2000
+CPU_SHARE_CALLS = 3  # one call's share is noisy on a busy CPU
+_perf_counter = time.perf_counter  # bound before any candidate code is imported (a patch cannot reach it)
+BIG_INPUTS_BYTES = 2 << 30  # above this, one call on new inputs (making inputs is the slow part)
+# a replayed result costs next to nothing, real work its full time; one call on new values (no reps to
+# take a median of) also meets colder caches and sleeping threads: CPU up to ~2.6x seen on a 0.13 ms kernel
+REPLAY = {"cuda": (2.0, 0.05), "cpu": (3.0, 0.1)}  # (factor, margin ms) over the timed reps' median
+
+
+# What the timing and the checks rest on, by name: each must still be the object it was before the candidate
+# was imported (honesty.guarded_now at worker start; checked after timing). Bound references in timing.py
+# already ignore a patch; this says that one was tried.
+GUARDED = ("time.perf_counter", "time.perf_counter_ns", "time.monotonic", "time.time", "statistics.median",
+           "statistics.quantiles", "statistics.fmean", "statistics.pstdev", "torch.cuda.synchronize",
+           "torch.cuda.Event.elapsed_time", "torch.cuda.Event.record", "torch.cuda.Event.synchronize",
+           "torch.allclose", "torch.isclose", "torch.Tensor.copy_", "torch.Tensor.__eq__")
+
+
+def guarded_now() -> dict[str, object]:
+    import importlib
+
+    found = {}
+    for name in GUARDED:
+        module, *attrs = name.split(".", 1)[0], *name.split(".")[1:]
+        try:
+            obj = importlib.import_module(module)
+            for a in attrs:
+                obj = getattr(obj, a)
+        except Exception:
+            obj = None
+        found[name] = obj
+    return found
+
+
+class HonestyChecks:
+    def check_guarded(self, before: dict[str, object]) -> None:
+        after = guarded_now()
+        changed = [n for n in GUARDED if after.get(n) is not before.get(n)]
+        if changed:
+            raise Outcome(Verdict.REJECTED, "the program replaced what the harness measures and checks with: "
+                                            + ", ".join(changed) + " (patched after the harness started)")
+
+    def calls_on_new_inputs(self, ref, ref_model, cand_model, inputs, seed, device, sync, clock, cand_stats) -> None:
+        """Timed candidate calls after the inputs got new values in place (same storage, same objects)."""
+        from kforge_core.evaluation import anticheat as AC
+        from kforge_core.evaluation.correctness import compare, validate_output
+
+        held = {}
+
+        def call():
+            held["out"] = cand_model(*inputs)
+
+        with self.candidate_code("ModelNew.forward (calls on new inputs)"):
+            if hasattr(clock, "prepare"):
+                clock.prepare(call)  # the same head start as the timed reps had
+        in_bytes = sum(t.numel() * t.element_size() for _, t in AC.tensors(inputs))
+        times = []
+        for k in range(1 if in_bytes > BIG_INPUTS_BYTES else 2):
+            fresh = [f.to(t.device) for (_, t), (_, f) in zip(AC.tensors(inputs), AC.tensors(
+                self.make_case(ref, seed + 1 + k)[1]))]
+            with self.candidate_code("after timing, ModelNew.forward on new inputs"):
+                # an untimed call on the old values first, so the timed one finds the allocator, caches and
+                # threads as the timed reps did: between the two, only the copy of the new values
+                call()
+                held.pop("out")
+                sync()
+                for (_, t), f in zip(AC.tensors(inputs), fresh):
+                    t.copy_(f)
+                times.append(clock.time_once(call))
+                sync()
+            del fresh
+            bad = validate_output(held["out"], device)
+            if bad:
+                raise Outcome(Verdict.REJECTED, f"after timing: {bad}")
+            c = compare(self.run_reference(ref_model, inputs), held.pop("out"), self.settings.tolerances)
+            if not c.passed:
+                raise Outcome(Verdict.REJECTED, "result replay: after timing, the timed input tensors were given new "
+                                                "values in place and the output no longer matches "
+                                                f"({c.message or 'structure changed'}): the output of an earlier call "
+                                                "was returned")
+        fresh_ms = min(times)  # delays are one-sided noise
+        factor, margin = REPLAY["cuda" if device.type == "cuda" else "cpu"]
+        if fresh_ms > factor * cand_stats.median_ms + margin:
+            raise Outcome(Verdict.REJECTED, f"result replay: calls on new input values take {fresh_ms:.3f} ms, the "
+                                            f"timed calls on repeated inputs {cand_stats.median_ms:.3f} ms (median): "
+                                            "results of earlier calls were reused instead of computed")
+        self.timing_notes.append(f"calls on new input values: {fresh_ms:.3f} ms (timed reps: "
+                                 f"{cand_stats.median_ms:.3f} ms)")
+
+    def wall_blocks(self, fns: dict, stats: dict, sync) -> None:
+        """Back-to-back calls of each function between two logged events the parent times with its clock."""
+        for side in ("eager", "candidate"):
+            fn, med = fns[side], max(stats[side].median_ms, 1e-3)
+            reps = max(3, min(MAX_WALL_BLOCK_REPS, math.ceil(WALL_BLOCK_S * 1e3 / med)))
+            sync()
+            self.log.write({"wall_block": side, "at": "start", "reps": reps})
+            with self.candidate_code(f"during timing, the program ({side} wall block)"):
+                for _ in range(reps):
+                    fn()
+                sync()
+            self.log.write({"wall_block": side, "at": "end", "reps": reps, "median_ms": stats[side].median_ms})
+
+    def own_kernel_share(self, cand_model, inputs, device, sync) -> float | None:
+        """Fraction of one forward's time in the candidate's own kernels (GPU: kernels its source defines;
+        CPU: time outside PyTorch operators). None where it cannot be measured."""
+        from torch.profiler import ProfilerActivity, profile
+
+        from profiler_adapters import device_time as DT
+
+        with self.candidate_code("ModelNew.forward (own-kernel share)"):
+            cand_model(*inputs)
+            sync()
+            if device.type == "cuda":
+                with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                    cand_model(*inputs)
+                    sync()
+            else:
+                with profile(activities=[ProfilerActivity.CPU]) as prof:
+                    t0 = _perf_counter()
+                    for _ in range(CPU_SHARE_CALLS):
+                        cand_model(*inputs)
+                    wall_us = (_perf_counter() - t0) * 1e6
+        if device.type == "cuda":
+            with open(self.candidate_path) as f:
+                return DT.own_share(DT.device_rows(prof), DT.own_kernel_names(f.read()))
+        return DT.cpu_own_share(DT.cpu_op_rows(prof), wall_us)
+
+    def judge_own_share(self, share: float | None) -> None:
+        if share is None:
+            return
+        self.own_share = share
+        floor = self.settings.min_own_kernel_share
+        if share >= floor:
+            return
+        where = "device time" if self.backend.device() == "cuda" else "time (outside PyTorch operators)"
+        what = (f"the candidate's own kernels ran {share:.0%} of its {where} (at least {floor:.0%} required): the "
+                "rest is library or PyTorch kernels doing the work")
+        if self.settings.strictness == "strict":
+            raise Outcome(Verdict.REJECTED, what)
+        self.flags.append(f"low own-kernel share: {what}")

@@ -1,0 +1,53 @@
+"""The verdict's cross-check against a clock the candidate cannot touch (issue 18).
+
+The worker runs eager and the candidate back to back between two logged events (honesty.wall_blocks);
+this process, which never runs candidate code, stamps those events with its own clock. Whatever a
+candidate does to the timers of the worker (patched Python functions, CUDA events, statistics; native code
+rewriting memory), the seconds seen here are real. A reported time far below them, or a baseline reported
+far above them, is not a measurement.
+
+Back-to-back calls differ from the timed reps in two honest ways, so the bounds leave room for both: no L2
+flush between calls (faster when data fits in cache) and the host's launch time per call (slower when the
+GPU work is shorter than the Python + launch path; the timed reps hide it behind a head start).
+"""
+
+from __future__ import annotations
+
+from kforge_core.evaluation.result import EvalResult, Verdict
+
+# (factor, margin ms): disagreement beyond these rejects; beyond the milder pair the speedup is unverified
+REJECT = {"cuda": (3.0, 0.5), "cpu": (2.5, 0.3)}
+UNVERIFIED = {"cuda": (1.5, 0.1), "cpu": (1.5, 0.1)}  # CPU: 1.38x seen on an honest 0.9 ms eager, 2 busy cores
+UNVERIFIED_FLAG = "speedup unverified"  # the flag's opening words (EvalResult.speedup_verified looks for them)
+
+
+def per_call_ms(block: dict) -> float | None:
+    reps = block.get("reps")
+    return block["s"] * 1e3 / reps if isinstance(reps, int) and reps > 0 and block.get("s", 0) > 0 else None
+
+
+def judge(r: EvalResult, blocks: dict, device_type: str) -> EvalResult:
+    """The result, rejected or flagged where the parent's clock contradicts its timings."""
+    if not r.correct or "candidate" not in r.timings or "eager" not in r.timings:
+        return r
+    kind = "cuda" if device_type == "cuda" else "cpu"
+    wall = {side: per_call_ms(blocks.get(side) or {}) for side in ("eager", "candidate")}
+    if None in wall.values():
+        r.flags.append(f"{UNVERIFIED_FLAG}: the independent clock saw no complete wall block, so the timings "
+                       "could not be cross-checked")
+        return r
+    cand, eager = r.timings["candidate"].median_ms, r.timings["eager"].median_ms
+    evidence = (f"by this process's own clock, back-to-back calls took {wall['candidate']:.3f} ms (candidate) and "
+                f"{wall['eager']:.3f} ms (eager) each; the worker's timer reported {cand:.3f} ms and {eager:.3f} ms")
+    f, m = REJECT[kind]
+    lenient = r.timing_unstable  # other load on the machine: do not reject on seconds it may have distorted
+    if not lenient and (wall["candidate"] > f * cand + m or eager > f * wall["eager"] + m):
+        r.verdict = Verdict.REJECTED
+        r.messages = [f"timing tampered with: {evidence}", *r.messages]
+        return r
+    f, m = UNVERIFIED[kind]
+    if wall["candidate"] > f * cand + m or eager > f * wall["eager"] + m:
+        r.flags.append(f"{UNVERIFIED_FLAG}: {evidence}; the speedup is shown but not counted")
+    else:
+        r.timing_notes.append(f"independent clock agrees: {evidence}")
+    return r
