@@ -85,8 +85,11 @@ def run(args) -> None:
         done = {(r["level"], r["problem"]) for line in Path(args.skip_correct).read_text().splitlines()
                 for r in [json.loads(line)] if r["verdict"] == "correct"}
         files = [f for f in files if (f[0], f[1].name) not in done]
+    if args.problems:
+        wanted = set(args.problems.split(","))
+        files = [f for f in files if f"{f[0]}/{f[1].name}" in wanted]
     files = files[shard::n_shards]
-    settings = EvalSettings(strictness="lenient", compile_reference=False)
+    settings = EvalSettings(strictness=args.strictness, compile_reference=False)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / f"sweep_{shard}.jsonl", "a") as f:
@@ -97,7 +100,8 @@ def run(args) -> None:
                 problem = load_problem_file(path)
                 r = evaluate(problem, candidate_for(problem.source), "triton", settings)
                 eager = r.timings.get("eager")
-                row.update(verdict=r.verdict.value, message=(r.messages or [""])[0][:400],
+                row.update(verdict=r.verdict.value, message=(r.messages or [""])[0][:400], flags=r.flags,
+                           own_kernel_share=r.own_kernel_share, timing_notes=r.timing_notes,
                            stage_seconds=r.stage_seconds, memory=r.memory, gpu=r.environment.get("gpu"),
                            eager_ms=eager.median_ms if eager else None,
                            candidate_ms=r.timings["candidate"].median_ms if "candidate" in r.timings else None)
@@ -161,6 +165,8 @@ def main(argv=None) -> int:
     ap.add_argument("--shard", default="0/1", help="I/N: every N-th problem from the I-th")
     ap.add_argument("--skip-correct", help="a sweep .jsonl: skip the problems it has as correct")
     ap.add_argument("--summarise", action="store_true")
+    ap.add_argument("--problems", help="only these, comma-separated: level1/19_ReLU.py,...")
+    ap.add_argument("--strictness", default="lenient")
     args = ap.parse_args(argv)
     if args.summarise:
         print(summarise(Path(args.out)))
