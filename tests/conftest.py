@@ -10,8 +10,10 @@ sys.path.insert(0, str(ROOT))
 
 @pytest.fixture(scope="session", autouse=True)
 def kforge_cache(tmp_path_factory):
-    """One build cache per test session: hermetic, yet each distinct C++ source compiles only once."""
-    d = tmp_path_factory.mktemp("kforge-cache")
+    """One build cache per test session: hermetic, yet each distinct C++ source compiles only once.
+    KFORGE_TEST_CACHE_DIR names a shared one instead (the device: builds prewarmed by tests/gpu/prewarm.py)."""
+    shared = os.environ.get("KFORGE_TEST_CACHE_DIR")
+    d = Path(shared) if shared else tmp_path_factory.mktemp("kforge-cache")
     os.environ["KFORGE_CACHE_DIR"] = str(d)
     yield d
 
