@@ -55,8 +55,14 @@ def cpu_op_rows(prof) -> list[dict]:
     return sorted(rows, key=lambda r: r["us"], reverse=True)
 
 
+# Filling memory (torch::zeros_like, memsets) prepares an output; it computes nothing (a constant output
+# fails correctness), so it counts on neither side.
+_INITIALISATION = re.compile(r"FillFunctor|^Memset|\bfill_kernel|memset", re.I)
+
+
 def own_share(rows: list[dict], own: set[str]) -> float | None:
     """Fraction of the device time spent in the candidate's own kernels (None: no device time at all)."""
+    rows = [r for r in rows if not _INITIALISATION.search(r["name"])]
     all_us = sum(r["us"] for r in rows)
     if all_us <= 0:
         return None

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from kforge_core.evaluation.result import EvalResult, Verdict
 
-# (factor, margin ms): disagreement beyond these rejects; beyond the milder pair the speedup is unverified
-REJECT = {"cuda": (3.0, 0.5), "cpu": (2.5, 0.3)}
-UNVERIFIED = {"cuda": (1.5, 0.1), "cpu": (1.5, 0.1)}  # CPU: 1.38x seen on an honest 0.9 ms eager, 2 busy cores
-UNVERIFIED_FLAG = "speedup unverified"  # the flag's opening words (EvalResult.speedup_verified looks for them)
+# Honest reasons for the timer to report less than back-to-back wall time per call: on a GPU the host's
+# launch path, hidden by the timed reps' head start (at most timing.CudaClock.MAX_HEAD_START_MS); L2 hits.
+HIDDEN_HOST_MS = {"cuda": 5.0, "cpu": 0.0}
+REJECT = {"cuda": (1.5, 0.5), "cpu": (2.5, 0.3)}  # wall > factor * reported + hidden host + margin: tampered
+UNVERIFIED = (1.5, 0.1)  # wall > factor * reported + margin, and the claimed speedup is not in the wall times
+SPEEDUP_GAP = 1.5  # claimed speedup over the independent clock's speedup
+UNVERIFIED_FLAG = "speedup unverified"  # the flag's opening words
 
 
 def per_call_ms(block: dict) -> float | None:
@@ -40,14 +43,17 @@ def judge(r: EvalResult, blocks: dict, device_type: str) -> EvalResult:
     evidence = (f"by this process's own clock, back-to-back calls took {wall['candidate']:.3f} ms (candidate) and "
                 f"{wall['eager']:.3f} ms (eager) each; the worker's timer reported {cand:.3f} ms and {eager:.3f} ms")
     f, m = REJECT[kind]
-    lenient = r.timing_unstable  # other load on the machine: do not reject on seconds it may have distorted
-    if not lenient and (wall["candidate"] > f * cand + m or eager > f * wall["eager"] + m):
+    deflated = wall["candidate"] > f * cand + HIDDEN_HOST_MS[kind] + m  # more than any honest reason explains
+    inflated = eager > 3.0 * wall["eager"] + 0.5  # a timed call cannot take longer than back-to-back ones
+    if (deflated or inflated) and not r.timing_unstable:  # other load on the machine: no rejection on it
         r.verdict = Verdict.REJECTED
         r.messages = [f"timing tampered with: {evidence}", *r.messages]
         return r
-    f, m = UNVERIFIED[kind]
-    if wall["candidate"] > f * cand + m or eager > f * wall["eager"] + m:
-        r.flags.append(f"{UNVERIFIED_FLAG}: {evidence}; the speedup is shown but not counted")
+    f, m = UNVERIFIED
+    claimed, seen = eager / cand if cand > 0 else float("inf"), wall["eager"] / wall["candidate"]
+    if (wall["candidate"] > f * cand + m or eager > f * wall["eager"] + m) and claimed > 1 and claimed > SPEEDUP_GAP * seen:
+        r.flags.append(f"{UNVERIFIED_FLAG}: {evidence} (speedup {claimed:.2f}x claimed, {seen:.2f}x by that clock); "
+                       "the speedup is shown but not counted")
     else:
         r.timing_notes.append(f"independent clock agrees: {evidence}")
     return r

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "adversarial")]
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "adversarial"), str(HERE.parent.parent)]
 
 from runner import CASES, candidate_source, problem_of, read_case  # noqa: E402
 from test_honest_examples import CASES as HONEST, HERE as HONEST_DIR, SHIPPED  # noqa: E402
