@@ -168,11 +168,15 @@ def run_outcome(store: Store, item: dict) -> ProblemOutcome:
     run_id = item["run_id"]
     rounds = store.rounds(run_id)
     correct = any(r["verdict"] == "correct" for r in rounds)
-    eager = compiled = None
+    eager = compiled = share = None
     best = item.get("best_round")
     if best is not None:
         ev = store.read_json(run_id, best, A.EVAL) or {}
         eager, compiled = _speedup(ev, "eager"), _speedup(ev, "compiled")
+    for r in ([{"idx": best}] if best is not None else []) + list(reversed(rounds)):
+        share = (store.read_json(run_id, r["idx"], A.EVAL) or {}).get("own_kernel_share")
+        if share is not None:
+            break
     tokens, cost, priced = 0, 0.0, False
     for r in rounds:
         for name in (A.GENERATION, A.ANALYSIS):
@@ -189,7 +193,7 @@ def run_outcome(store: Store, item: dict) -> ProblemOutcome:
                           sample=item["sample"], status=item["status"],
                           verdict=("correct" if correct else (verdicts[-1] if verdicts else item["status"])),
                           rounds=len(rounds), harness_faults=sum(not Verdict(v).candidates_fault for v in verdicts),
-                          reason=reason[:300])
+                          reason=reason[:300], own_kernel_share=share)
 
 
 def _speedup(ev: dict, baseline: str) -> float | None:

@@ -26,6 +26,7 @@ class ProblemOutcome:
     rounds: int = 0
     harness_faults: int = 0  # rounds the harness could not judge (harness_error, does_not_fit): not the candidate's
     reason: str = ""  # why it is not correct: the last evaluated round's message, or the run's note
+    own_kernel_share: float | None = None  # of the best (else last correct) round's candidate time
 
     def speedup(self, baseline: str) -> float | None:
         return self.speedup_eager if baseline == "eager" else self.speedup_compiled
@@ -87,10 +88,11 @@ def speedup_table(outcomes: list[ProblemOutcome]) -> str:
 
 def per_problem_table(outcomes: list[ProblemOutcome]) -> str:
     fmt = lambda v: "-" if v is None else f"{v:.2f}x"  # noqa: E731
-    lines = ["| problem | sample | verdict | rounds | vs eager | vs torch.compile | tokens |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    share = lambda v: "-" if v is None else f"{v:.0%}"  # noqa: E731
+    lines = ["| problem | sample | verdict | rounds | vs eager | vs torch.compile | own-kernel share | tokens |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     lines += [f"| {o.problem} | {o.sample} | {o.verdict} | {o.rounds} | {fmt(o.speedup_eager)} | "
-              f"{fmt(o.speedup_compiled)} | {o.tokens} |" for o in outcomes]
+              f"{fmt(o.speedup_compiled)} | {share(o.own_kernel_share)} | {o.tokens} |" for o in outcomes]
     return "\n".join(lines)
 
 
@@ -102,8 +104,8 @@ def per_problem_csv(outcomes: list[ProblemOutcome]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["problem", "sample", "verdict", "correct", "rounds", "speedup_eager", "speedup_compiled",
-                "cost_usd", "tokens", "status"])
+                "cost_usd", "tokens", "status", "own_kernel_share"])
     for o in outcomes:
         w.writerow([o.problem, o.sample, o.verdict, o.correct, o.rounds, o.speedup_eager, o.speedup_compiled,
-                    o.cost_usd, o.tokens, o.status])
+                    o.cost_usd, o.tokens, o.status, o.own_kernel_share])
     return buf.getvalue()

@@ -103,8 +103,13 @@ def show_round(r: dict, prev_code: str | None, latest: bool) -> str | None:
                 if result.memory:
                     st.caption("Device memory (MiB): " + ", ".join(f"{k.replace('_mb', '').replace('_', ' ')} "
                                                                     f"{v:,.0f}" for k, v in result.memory.items()))
+                if result.own_kernel_share is not None:
+                    st.caption(f"Own-kernel share of the candidate's time: {result.own_kernel_share:.0%} "
+                               "(kernels its source defines, vs library and PyTorch kernels)")
                 for flag in result.flags:
                     st.warning(f"Flagged for review: {flag}")
+                if result.flags and result.timings:
+                    st.caption("While flagged, this round's speedup is shown but not counted (run best, fast_p).")
                 if result.trials:
                     st.dataframe(pd.DataFrame([vars(t) for t in result.trials]), hide_index=True)
                 if result.timings:
