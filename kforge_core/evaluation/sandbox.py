@@ -37,7 +37,7 @@ class ChildOutcome:
     stdout_tail: str = ""
     stderr_tail: str = ""
     wall_s: float = 0.0
-    # the worker's wall blocks as this (the parent) process's clock saw them: side -> seconds, reps, median_ms
+    # the worker's wall blocks as this (the parent) process's clock saw them: side -> [{seconds, reps}, ...]
     wall_blocks: dict = field(default_factory=dict)
 
     @property
@@ -232,10 +232,11 @@ def _stamp_wall_block(e: dict, now: float, starts: dict, blocks: dict) -> None:
     side = e.get("wall_block")
     if not isinstance(side, str):
         return
+    key = (side, e.get("block"))
     if e.get("at") == "start":
-        starts[side] = now
-    elif e.get("at") == "end" and side in starts:
-        blocks[side] = {"s": now - starts.pop(side), "reps": e.get("reps"), "median_ms": e.get("median_ms")}
+        starts[key] = now
+    elif e.get("at") == "end" and key in starts:
+        blocks.setdefault(side, []).append({"s": now - starts.pop(key), "reps": e.get("reps")})
 
 
 def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_timeout_s: float,

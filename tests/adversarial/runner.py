@@ -2,7 +2,8 @@
 
 Header lines at the top of each case:
     # tries:    what the candidate tries
-    # expect:   the verdict it must get
+    # expect:   the verdict it must get (`a | b`: either, where which check fires first depends on the
+    #           allocator, e.g. whether a freed address comes back; each is a failure of the cheat)
     # backend:  cpu | cuda                 (default cpu)
     # problem:  built-in name or adversarial/problems/NAME.py   (default level1/1_ReLU)
     # preamble: relu_ext                   (optional: prepend the shared extension)
@@ -39,6 +40,10 @@ class Case:
     message: str = ""
     generate: str = ""
     body: str = ""
+
+    @property
+    def expected(self) -> set[str]:
+        return {v.strip() for v in self.expect.split("|")}
 
     @property
     def name(self) -> str:

@@ -15,13 +15,13 @@ def test_suite_is_large_and_documented():
     cases = [read_case(p) for p in CASES]
     assert len(cases) >= 30
     for c in cases:
-        assert c.tries and c.expect in {v.value for v in Verdict}, c.name
+        assert c.tries and c.expected <= {v.value for v in Verdict}, c.name
 
 
 @pytest.mark.parametrize("case", CPU_CASES, ids=lambda c: c.name)
 def test_adversarial_case_gets_declared_verdict(case):
     r = run_case(case)
-    assert r.verdict.value == case.expect, (case.name, case.tries, r.verdict.value, r.messages)
+    assert r.verdict.value in case.expected, (case.name, case.tries, r.verdict.value, r.messages)
     if case.message:
         assert any(case.message in m for m in r.messages), (case.name, r.messages)
 

@@ -19,7 +19,7 @@ GPU_CASES = [c for c in map(read_case, CASES) if c.backend == "cuda"]
 def test_gpu_adversarial_case(case):
     r = run_case(case)
     print(f"\n=== {case.name}: {r.verdict.value}: {r.messages[:1]}")
-    assert r.verdict.value == case.expect, (case.name, r.messages)
+    assert r.verdict.value in case.expected, (case.name, r.messages)
     if case.message:
         assert any(case.message in m for m in r.messages), (case.name, r.messages)
     if case.name.startswith("39_"):  # the context is poisoned: the next candidate must still be judged fine

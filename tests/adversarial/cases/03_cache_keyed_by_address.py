@@ -1,5 +1,5 @@
 # tries: cache results keyed by the input's address and shape (survives timing, where inputs are reused)
-# expect: numerical_mismatch
+# expect: numerical_mismatch | rejected
 # preamble: relu_ext
 
 _CACHE = {}
