@@ -115,7 +115,7 @@ class HonestyChecks:
         self.timing_notes.append(f"calls on new input values: {fresh_ms:.3f} ms (timed reps: "
                                  f"{cand_stats.median_ms:.3f} ms)")
 
-    def wall_blocks(self, fns: dict, stats: dict, sync) -> None:
+    def wall_blocks(self, fns: dict, sync) -> None:
         """Back-to-back calls of each function between two logged events the parent times with its clock."""
         per_call_s = {}
         with self.candidate_code("during timing, the program (wall blocks)"):

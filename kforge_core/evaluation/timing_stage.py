@@ -63,7 +63,7 @@ class TimingStage(HonestyChecks):
             RC.save(self.cache_dir, cache_key, vars(stats["compiled"]), vars(stats["eager"]))
         if s.strictness != "off":
             self.calls_on_new_inputs(ref, ref_model, cand_model, inputs, seed, device, sync, clock, stats["candidate"])
-            self.wall_blocks(fns, stats, sync)
+            self.wall_blocks(fns, sync)
             with self.timed("own_kernel_share_profile"):
                 self.judge_own_share(self.own_kernel_share(cand_model, inputs, device, sync))
             self.flags += self.review_flags(stats, inputs, device)
