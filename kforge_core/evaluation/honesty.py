@@ -27,6 +27,7 @@ BIG_INPUTS_BYTES = 2 << 30  # above this, fewer calls on new inputs (making inpu
 # a replayed result costs next to nothing, real work its full time; one call on new values (no reps to
 # take a median of) also meets colder caches and sleeping threads: CPU up to ~2.6x seen on a 0.13 ms kernel
 REPLAY = {"cuda": (2.0, 0.05), "cpu": (3.0, 0.1)}  # (factor, margin ms) over the timed reps' median
+MAX_DISTURBED_PAIRS = 4  # pairs whose old-value call was slow too (other load): no evidence, up to 4 more tries
 
 
 # What the timing and the checks rest on, by name: each must still be the object it was before the candidate
@@ -78,24 +79,27 @@ class HonestyChecks:
         in_bytes = sum(t.numel() * t.element_size() for _, t in AC.tensors(inputs))
         factor, margin = REPLAY["cuda" if device.type == "cuda" else "cpu"]
         limit = factor * cand_stats.median_ms + margin
-        times = []
-        # A replay is slow on every call on new values; a passing burst of other load slows one. So more calls
-        # only while every call so far was slow: 2 to 4 calls (1 to 2 above 2 GiB of inputs: making them is slow).
+        fresh_ms, disturbed = [], 0
+        # Each call on new values follows a timed call on the old ones, which should take what the timed reps
+        # took. A replay makes every new-value call slow beside a fast old-value call; other load on the
+        # machine makes the old-value call slow too, and such a pair is no evidence either way. Pairs continue
+        # while every clean one so far was slow: 2 to 4 clean pairs (1 to 2 above 2 GiB of inputs).
         fewest, most = (1, 2) if in_bytes > BIG_INPUTS_BYTES else (2, 4)
-        for k in range(most):
-            if k >= fewest and min(times) <= limit:
+        for k in range(most + MAX_DISTURBED_PAIRS):
+            if len(fresh_ms) >= most or (len(fresh_ms) >= fewest and min(fresh_ms) <= limit) \
+                    or disturbed >= MAX_DISTURBED_PAIRS:
                 break
             fresh = [f.to(t.device) for (_, t), (_, f) in zip(AC.tensors(inputs), AC.tensors(
                 self.make_case(ref, seed + 1 + k)[1]))]
             with self.candidate_code("after timing, ModelNew.forward on new inputs"):
-                # an untimed call on the old values first, so the timed one finds the allocator, caches and
-                # threads as the timed reps did: between the two, only the copy of the new values
-                call()
+                # the old values first, so the new-value call finds the allocator, caches and threads as the
+                # timed reps did: between the two, only the copy of the new values
+                old_ms = clock.time_once(call)
                 held.pop("out")
                 sync()
                 for (_, t), f in zip(AC.tensors(inputs), fresh):
                     t.copy_(f)
-                times.append(clock.time_once(call))
+                new_ms = clock.time_once(call)
                 sync()
             del fresh
             bad = validate_output(held["out"], device)
@@ -107,12 +111,22 @@ class HonestyChecks:
                                                 "values in place and the output no longer matches "
                                                 f"({c.message or 'structure changed'}): the output of an earlier call "
                                                 "was returned")
-        fresh_ms = min(times)  # delays are one-sided noise
-        if fresh_ms > limit:
-            raise Outcome(Verdict.REJECTED, f"result replay: calls on new input values take {fresh_ms:.3f} ms, the "
-                                            f"timed calls on repeated inputs {cand_stats.median_ms:.3f} ms (median): "
-                                            "results of earlier calls were reused instead of computed")
-        self.timing_notes.append(f"calls on new input values: {fresh_ms:.3f} ms (timed reps: "
+            if old_ms > limit:
+                disturbed += 1
+            else:
+                fresh_ms.append(new_ms)
+        if not fresh_ms:
+            self.flags.append(f"replay unchecked: {disturbed} calls on the timed inputs after timing took over "
+                              f"{limit:.3f} ms (the timed reps: {cand_stats.median_ms:.3f} ms), so calls on new "
+                              "values could not be compared with them (other load on the machine?); the speedup is "
+                              "not counted")
+            return
+        if min(fresh_ms) > limit:  # delays are one-sided noise: the fastest clean pair decides
+            raise Outcome(Verdict.REJECTED, f"result replay: calls on new input values take {min(fresh_ms):.3f} ms, "
+                                            f"the timed calls on repeated inputs {cand_stats.median_ms:.3f} ms "
+                                            "(median, and as fast again right before each new-value call): results "
+                                            "of earlier calls were reused instead of computed")
+        self.timing_notes.append(f"calls on new input values: {min(fresh_ms):.3f} ms (timed reps: "
                                  f"{cand_stats.median_ms:.3f} ms)")
 
     def wall_blocks(self, fns: dict, sync) -> None:

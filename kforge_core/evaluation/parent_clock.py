@@ -46,8 +46,11 @@ def judge(r: EvalResult, blocks: dict, device_type: str) -> EvalResult:
     evidence = (f"by this process's own clock, back-to-back calls took {wall['candidate']:.3f} ms (candidate) and "
                 f"{wall['eager']:.3f} ms (eager) each; the worker's timer reported {cand:.3f} ms and {eager:.3f} ms")
     f, m = REJECT_UNDER_LOAD if r.timing_unstable else REJECT[kind]
-    deflated = wall["candidate"] > f * cand + HIDDEN_HOST_MS[kind] + m  # more than any honest reason explains
-    inflated = eager > max(f, 3.0) * wall["eager"] + max(m, 0.5)  # a timed call is not slower than back-to-back ones
+    # Rejection reads the reps' quartile on the side that favours the candidate: a tampered timer moves every
+    # rep, while a burst of other load moves only some of them (a CPU kernel's time is bimodal under load).
+    cand_q3, eager_q1 = r.timings["candidate"].q3_ms or cand, r.timings["eager"].q1_ms or eager
+    deflated = wall["candidate"] > f * cand_q3 + HIDDEN_HOST_MS[kind] + m  # more than any honest reason explains
+    inflated = eager_q1 > max(f, 3.0) * wall["eager"] + max(m, 0.5)  # timed calls not slower than back-to-back ones
     if deflated or inflated:
         r.verdict = Verdict.REJECTED
         r.messages = [f"timing tampered with: {evidence}", *r.messages]

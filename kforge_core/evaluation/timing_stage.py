@@ -50,7 +50,7 @@ class TimingStage(HonestyChecks):
         with self.candidate_code("during timing, the program"):
             stats = T.measure(fns, clock, s.warmup, s.min_reps, s.max_reps, s.min_timing_s)
         if load is not None:
-            self.check_cpu_load(load)
+            self.check_cpu_load(load, "while timing")
         if cached:
             from kforge_core.evaluation.result import TimingStats
 
@@ -62,8 +62,12 @@ class TimingStage(HonestyChecks):
         elif cache_key and "compiled" in stats:
             RC.save(self.cache_dir, cache_key, vars(stats["compiled"]), vars(stats["eager"]))
         if s.strictness != "off":
+            if load is not None:
+                load.start()  # a new window: the cross-checks below must see a quiet machine too
             self.calls_on_new_inputs(ref, ref_model, cand_model, inputs, seed, device, sync, clock, stats["candidate"])
             self.wall_blocks(fns, sync)
+            if load is not None:
+                self.check_cpu_load(load, "during the cross-checks after timing")
             with self.timed("own_kernel_share_profile"):
                 self.judge_own_share(self.own_kernel_share(cand_model, inputs, device, sync))
             self.flags += self.review_flags(stats, inputs, device)
@@ -86,14 +90,14 @@ class TimingStage(HonestyChecks):
                                          f"cores were busy with other work")
         return cpu_load.LoadWindow()
 
-    def check_cpu_load(self, window) -> None:
+    def check_cpu_load(self, window, when: str) -> None:
         from kforge_core.evaluation import cpu_load
 
         busy = window.others_busy_cores()
-        if busy is not None and busy >= cpu_load.UNSTABLE_CORES:
+        if busy is not None and busy >= cpu_load.UNSTABLE_CORES and not any(
+                f.startswith(UNSTABLE_TIMING) for f in self.flags):
             self.flags.append(f"{UNSTABLE_TIMING} (other load on the CPU: {busy:.1f} cores busy with other work "
-                              f"on average while timing): the speedup is not reliable, evaluate again on a quiet "
-                              f"machine")
+                              f"on average {when}): the speedup is not reliable, evaluate again on a quiet machine")
 
     def review_flags(self, stats, inputs, device) -> list[str]:
         """Correct, but implausible: speedups past the review threshold or past the memory roofline."""
