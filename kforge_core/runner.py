@@ -15,6 +15,9 @@ from kforge_core.store import Store
 ProviderFactory = Callable[[dict, str], tuple[Provider, Provider]]  # (run config, run id) -> (generator, analyst)
 
 
+FINISHING_THREAD_S = 10.0
+
+
 class RunManager:
     def __init__(self, store: Store, providers: ProviderFactory):
         self.store, self.providers = store, providers
@@ -50,6 +53,10 @@ class RunManager:
 
     def _start(self, run_id: str, work: Callable[[Session], None]) -> bool:
         with self._lock:
+            t = self._threads.get(run_id)
+            if t is not None and t.is_alive() and (self.store.run(run_id) or {}).get("status") != "running":
+                t.join(FINISHING_THREAD_S)  # it has written its final status and is returning: a gate decision
+                # taken in that moment (right after a re-analysis) must still start the run
             if self.is_active(run_id):
                 return False
             self.store.update_run(run_id, status="running")

@@ -228,7 +228,9 @@ class Evaluation(CorrectnessStage, TimingStage):
             return None
 
         pch = os.environ.get("KFORGE_PCH_DIR") or str(self.cache_dir / "precompiled_headers")
-        return fast_build.install(Path(pch) if pch != "off" else None, self.build_notes)
+        split = self.settings.split_build and os.environ.get("KFORGE_SPLIT_BUILD", "1") != "0"
+        return fast_build.install(Path(pch) if pch != "off" else None, self.build_notes,
+                                  self.cache_dir / "split_build" if split else None)
 
     # -- driver ---------------------------------------------------------------------------------------
     def run(self) -> dict:

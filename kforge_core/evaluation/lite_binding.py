@@ -1,0 +1,155 @@
+"""The thin binding of a split build (split_build.py): instead of pybind11 (seconds of template instantiation
+per build), each bound function gets a C entry point, and Python calls it through ctypes, passing tensors as
+the owned handles of PyTorch's stable C shim (torch._C._aoti makes and takes them).
+
+Types the binding knows: torch::Tensor (by value or const reference), integers, floating point and bool
+parameters; those, or void, as the result. Anything else (vectors, optionals, tuples) raises Unsplittable and
+the source is built by load_inline as written.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import operator
+import re
+import types
+
+from kforge_core.evaluation.cuda_split import Unsplittable, _code, _top_level_commas
+
+TENSOR = re.compile(r"^(const\s+)?(torch::|at::)?Tensor\s*&?$")
+INT = re.compile(r"^(const\s+)?(unsigned\s+|signed\s+)?(int|long|long\s+long|int64_t|int32_t|size_t|uint32_t|"
+                 r"uint64_t|std::int64_t|std::int32_t|std::size_t|unsigned)\s*&?$")
+FLOAT = re.compile(r"^(const\s+)?(float|double)\s*&?$")
+BOOL = re.compile(r"^(const\s+)?bool\s*&?$")
+
+
+def kind(type_text: str) -> str:
+    t = " ".join(type_text.split())
+    for name, rx in (("tensor", TENSOR), ("int", INT), ("float", FLOAT), ("bool", BOOL)):
+        if rx.match(t):
+            return name
+    if t == "void":
+        return "void"
+    raise Unsplittable(f"a bound function uses type {t!r} (the thin binding knows tensors, numbers and bool)")
+
+
+def signatures(cpp_sources: str, functions: dict) -> dict[str, tuple[str, list[str]]]:
+    """{function: (result kind, parameter kinds)} from the declarations in cpp_sources."""
+    code = _code(cpp_sources)
+    sigs = {}
+    for fn in functions:
+        found = [m for m in re.finditer(rf"([\w:<>\s&*]+?)\b{re.escape(fn)}\s*\(([^)]*)\)\s*[;{{]", code)]
+        if len(found) != 1:
+            raise Unsplittable(f"{'no' if not found else 'more than one'} declaration of {fn} in cpp_sources")
+        ret, params = found[0].group(1).split("\n")[-1].strip(), found[0].group(2).strip()
+        ret = re.sub(r"^(static|inline|extern)\s+", "", ret)
+        kinds = []
+        if params and params != "void":
+            for p in _top_level_commas(params):
+                decl = p.split("=")[0].strip()
+                m = re.match(r"(.*?)([A-Za-z_]\w*)?$", decl)
+                t = m.group(1) if m.group(2) and m.group(1).strip() else decl
+                kinds.append(kind(t))
+        sigs[fn] = (kind(ret), kinds)
+    return sigs
+
+
+C_TYPE = {"tensor": "void*", "int": "int64_t", "float": "double", "bool": "bool"}
+OUT_TYPE = {"tensor": "void**", "int": "int64_t*", "float": "double*", "bool": "bool*"}
+
+
+def c_entries(sigs: dict) -> str:
+    """extern "C" entry points: arguments converted as the C++ call converts them, exceptions to a message."""
+    out = ["#include <cstdio>", '#include <exception>']
+    for fn, (ret, kinds) in sigs.items():
+        params = [f"{C_TYPE[k]} a{i}" for i, k in enumerate(kinds)]
+        if ret != "void":
+            params.append(f"{OUT_TYPE[ret]} out")
+        params += ["char* err", "size_t errlen"]
+        args = ", ".join(f"torch::Tensor::steal(static_cast<AtenTensorHandle>(a{i}))" if k == "tensor" else f"a{i}"
+                         for i, k in enumerate(kinds))
+        call = f"{fn}({args})"
+        body = {"void": f"{call};", "tensor": f"*out = {call}.release();"}.get(ret, f"*out = {call};")
+        out.append(f'extern "C" int kforge_entry_{fn}({", ".join(params)}) {{\n'
+                   f"  try {{ {body} return 0; }}\n"
+                   f'  catch (const std::exception& e) {{ std::snprintf(err, errlen, "%s", e.what()); return 1; }}\n'
+                   f'  catch (...) {{ std::snprintf(err, errlen, "an unknown C++ exception"); return 1; }}\n}}')
+    return "\n".join(out) + "\n"
+
+
+# torch._C._aoti passes handles as PyCapsules (pybind11's void*)
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype, _capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype, _capsule_new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+CT = {"tensor": ctypes.c_void_p, "int": ctypes.c_int64, "float": ctypes.c_double, "bool": ctypes.c_bool}
+ERR_BYTES = 8192
+
+
+def _convert(fn: str, i: int, k: str, value):
+    import torch
+
+    if k == "tensor":
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{fn}(): argument {i} must be a Tensor, not {type(value).__name__}")
+        return _capsule_pointer(torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(value), None)
+    if k == "int":
+        if isinstance(value, float):
+            raise TypeError(f"{fn}(): argument {i} must be an int, not float")
+        return operator.index(value)
+    if k == "float":
+        return float(value)
+    if not isinstance(value, bool):
+        raise TypeError(f"{fn}(): argument {i} must be a bool, not {type(value).__name__}")
+    return value
+
+
+def module(name: str, so_path: str, sigs: dict) -> types.ModuleType:
+    """A module whose functions call the library's entry points, as load_inline's module would."""
+    import torch
+
+    lib = ctypes.CDLL(so_path)
+    mod = types.ModuleType(name, f"KForge split build of {name} ({so_path})")
+    mod.__file__ = so_path
+    mod._kforge_library = lib
+    take = torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr
+
+    def steal(pointer: int):
+        return take(_capsule_new(pointer, None, None))
+
+    def make(fn: str, ret: str, kinds: list[str]):
+        entry = getattr(lib, f"kforge_entry_{fn}")
+        entry.restype = ctypes.c_int
+        entry.argtypes = [CT[k] for k in kinds] + ([ctypes.POINTER(CT[ret])] if ret != "void" else []) + \
+                         [ctypes.c_char_p, ctypes.c_size_t]
+
+        def call(*args):
+            if len(args) != len(kinds):
+                raise TypeError(f"{fn}(): takes {len(kinds)} arguments ({len(args)} given)")
+            converted = []
+            try:
+                for i, (k, a) in enumerate(zip(kinds, args)):
+                    converted.append(_convert(fn, i, k, a))
+            except Exception:
+                for k, h in zip(kinds, converted):  # give back the handles already made
+                    if k == "tensor":
+                        steal(h)
+                raise
+            result = CT[ret]() if ret != "void" else None
+            err = ctypes.create_string_buffer(ERR_BYTES)
+            rc = entry(*converted, *([ctypes.byref(result)] if result is not None else []), err, ERR_BYTES)
+            if rc:
+                raise RuntimeError(err.value.decode(errors="replace"))
+            if ret == "void":
+                return None
+            if ret == "tensor":
+                return steal(result.value)
+            return result.value
+
+        call.__name__ = call.__qualname__ = fn
+        return call
+
+    for fn, (ret, kinds) in sigs.items():
+        setattr(mod, fn, make(fn, ret, kinds))
+    return mod
