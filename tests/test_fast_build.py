@@ -92,7 +92,8 @@ def test_a_real_cpu_build_uses_the_precompiled_header(tmp_path, monkeypatch):
     monkeypatch.setenv("KFORGE_PCH_DIR", str(tmp_path / "pch"))
     problem = resolve_problem("level1/1_ReLU")
     src = (ASSETS_DIR / "examples/cpu/level1/1_ReLU.py").read_text()
-    s = EvalSettings(cache_dir=str(tmp_path / "cache"), compile_reference=False, min_timing_s=0.01, max_reps=5)
+    s = EvalSettings(cache_dir=str(tmp_path / "cache"), compile_reference=False, min_timing_s=0.01, max_reps=5,
+                     split_build=False)  # the load_inline path (the split build has no header to precompile)
     first = evaluate(problem, src, "cpu", s)
     assert first.verdict == Verdict.CORRECT, first.messages
     assert first.build_notes == []

@@ -5,7 +5,7 @@ from torch.utils.cpp_extension import load_inline
 
 cuda_src = r"""
 #include <torch/extension.h>
-#include <cuda_runtime.h>
+#include <c10/cuda/CUDAException.h>
 
 __global__ void new_gelu_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
     const float k = 0.7978845608028654f;

@@ -25,7 +25,10 @@ __device__ float block_reduce(float v, bool is_max) {
         float w = __shfl_xor_sync(0xffffffff, v, o);
         v = is_max ? fmaxf(v, w) : v + w;
     }
-    return v;
+    __syncthreads();
+    if (threadIdx.x == 0) buf[0] = v;  // every thread gets the block's result
+    __syncthreads();
+    return buf[0];
 }
 
 __global__ void row_loss_kernel(const float* __restrict__ logits, const int64_t* __restrict__ target,

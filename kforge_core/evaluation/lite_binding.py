@@ -113,10 +113,12 @@ def module(name: str, so_path: str, sigs: dict) -> types.ModuleType:
     mod = types.ModuleType(name, f"KForge split build of {name} ({so_path})")
     mod.__file__ = so_path
     mod._kforge_library = lib
-    take = torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr
+    # the plural form takes the handle over (the singular one copies the tensor and leaks the handle, and with
+    # it every result's memory)
+    take = torch._C._aoti.alloc_tensors_by_stealing_from_void_ptrs
 
     def steal(pointer: int):
-        return take(_capsule_new(pointer, None, None))
+        return take([_capsule_new(pointer, None, None)])[0]
 
     def make(fn: str, ret: str, kinds: list[str]):
         entry = getattr(lib, f"kforge_entry_{fn}")

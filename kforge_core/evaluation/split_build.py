@@ -41,8 +41,22 @@ TORCH_INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]((?:torch|ATen|
 HOST_FLAG_FROM_NVCC = ("-D", "-U")
 
 
-def lite_prelude(cuda: bool) -> str:
-    return ("#define KFORGE_LITE_CUDA\n" if cuda else "") + f'#include "{LITE_HEADER}"\n'
+# what each torch CUDA header declares, so that torch-lite offers no more than the source included
+LITE_FEATURES = {"KFORGE_LITE_CUDA_CONTEXT": ("ATen/cuda/CUDAContext.h", "c10/cuda/CUDAStream.h"),
+                 "KFORGE_LITE_CUDA_GUARD": ("c10/cuda/CUDAGuard.h",),
+                 "KFORGE_LITE_CUDA_EXCEPTION": ("ATen/cuda/CUDAContext.h", "c10/cuda/CUDAException.h",
+                                                "ATen/cuda/Exceptions.h")}
+
+
+def lite_prelude(text: str, cuda_unit: bool) -> str:
+    """torch-lite for one translation unit: the CUDA runtime where load_inline's file has it (cuda.cu, or a
+    torch CUDA header that brings it), and each CUDA helper only if its torch header is included."""
+    included = set(m.group(1) for m in TORCH_INCLUDE_LINE.finditer(text))
+    features = [f for f, headers in LITE_FEATURES.items() if included & set(headers)]
+    lines = [f"#define {f}" for f in features]
+    if cuda_unit or features:
+        lines.insert(0, "#define KFORGE_LITE_CUDA")
+    return "".join(l + "\n" for l in lines) + f'#include "{LITE_HEADER}"\n'
 
 
 def without_torch_includes(text: str) -> str:
@@ -133,10 +147,10 @@ class SplitBuilder:
             raise SplitFailed(str(e)) from None
         gpu = bool(cuda) if with_cuda is None else bool(with_cuda)
         tc = toolchain(name, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths, gpu)
-        units = {"main": ("main.cpp", lite_prelude(gpu) + '#line 1 "main.cpp"\n' + main_text + "\n"
+        units = {"main": ("main.cpp", lite_prelude(cpp, False) + '#line 1 "main.cpp"\n' + main_text + "\n"
                           + lite_binding.c_entries(sigs), [tc.cxx, *tc.cflags])}
         if parts:
-            units["host"] = ("cuda_host.cpp", lite_prelude(True) + "#include <cuda.h>\n#include <cuda_runtime.h>\n"
+            units["host"] = ("cuda_host.cpp", lite_prelude(cuda, True) + "#include <cuda.h>\n#include <cuda_runtime.h>\n"
                              + '#line 1 "cuda.cu"\n' + parts.host, [tc.cxx, *tc.host_cflags])
             units["device"] = ("cuda_device.cu", "#include <cuda.h>\n#include <cuda_runtime.h>\n"
                                + '#line 1 "cuda.cu"\n' + parts.device, [tc.nvcc, *tc.cuda_cflags])

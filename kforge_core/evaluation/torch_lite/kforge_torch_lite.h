@@ -318,7 +318,7 @@ inline Tensor Tensor::contiguous() const {
   return out;
 }
 
-#ifdef KFORGE_LITE_CUDA
+#ifdef KFORGE_LITE_CUDA_CONTEXT  // ATen/cuda/CUDAContext.h, c10/cuda/CUDAStream.h
 struct CUDAStream {
   cudaStream_t s;
   operator cudaStream_t() const { return s; }
@@ -330,6 +330,8 @@ inline CUDAStream getCurrentCUDAStream(int32_t device_index = -1) {
   check_shim(aoti_torch_get_current_cuda_stream(device_index, &s), "current_cuda_stream");
   return CUDAStream{static_cast<cudaStream_t>(s)};
 }
+#endif
+#ifdef KFORGE_LITE_CUDA_GUARD  // c10/cuda/CUDAGuard.h
 struct CUDAGuard {
   int prev_ = -1;
   explicit CUDAGuard(Device d) { set(d.index()); }
@@ -340,6 +342,8 @@ struct CUDAGuard {
   }
   ~CUDAGuard() { if (prev_ >= 0) cudaSetDevice(prev_); }
 };
+#endif
+#ifdef KFORGE_LITE_CUDA_EXCEPTION  // c10/cuda/CUDAException.h (also through ATen/cuda/CUDAContext.h)
 inline void cuda_check(cudaError_t e, const char* file, int line) {
   if (e != cudaSuccess) throw Error(cat("CUDA error: ", cudaGetErrorString(e), " (", file, ":", line, ")"));
 }
@@ -368,10 +372,14 @@ constexpr ScalarType kFloat = ScalarType::Float, kFloat32 = ScalarType::Float, k
                      kInt8 = ScalarType::Char, kShort = ScalarType::Short, kInt16 = ScalarType::Short;
 #ifdef KFORGE_LITE_CUDA
 namespace cuda {
+#ifdef KFORGE_LITE_CUDA_GUARD
 using kforge_lite::CUDAGuard;
+using OptionalCUDAGuard = kforge_lite::CUDAGuard;
+#endif
+#ifdef KFORGE_LITE_CUDA_CONTEXT
 using kforge_lite::CUDAStream;
 using kforge_lite::getCurrentCUDAStream;
-using OptionalCUDAGuard = kforge_lite::CUDAGuard;
+#endif
 }  // namespace cuda
 #endif
 }  // namespace c10
@@ -405,7 +413,7 @@ using kforge_lite::dtype;
 #define AT_ASSERTM(cond, ...) TORCH_CHECK(cond, ##__VA_ARGS__)
 #define AT_ERROR(...) throw ::kforge_lite::Error(::kforge_lite::cat(__VA_ARGS__))
 #define TORCH_WARN(...) ((void)0)
-#ifdef KFORGE_LITE_CUDA
+#ifdef KFORGE_LITE_CUDA_EXCEPTION
 #define C10_CUDA_CHECK(expr) ::kforge_lite::cuda_check((expr), __FILE__, __LINE__)
 #define AT_CUDA_CHECK(expr) C10_CUDA_CHECK(expr)
 #define C10_CUDA_KERNEL_LAUNCH_CHECK() C10_CUDA_CHECK(cudaGetLastError())
