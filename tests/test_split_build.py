@@ -4,7 +4,6 @@ fallback), and CUDA sources compiled through the split path wherever a CUDA buil
 import ast
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -36,9 +35,9 @@ def test_every_shipped_cuda_source_splits_and_keeps_its_lines(path):
     assert parts.device.count("\n") == n and parts.host.count("\n") == n  # compiler messages point at the author's lines
     assert parts.kernels
     for k in parts.kernels:
-        line = next(i for i, l in enumerate(src.splitlines()) if f"__global__" in l and f" {k}(" in l)
+        line = next(i for i, l in enumerate(src.splitlines()) if "__global__" in l and f" {k}(" in l)
         assert f"{k}(" in parts.device.splitlines()[line]  # the kernel stays on its line in the device part
-        assert f"__global__" not in parts.host and f"{CS.PREFIX}{k}(" in parts.host
+        assert "__global__" not in parts.host and f"{CS.PREFIX}{k}(" in parts.host
         assert "<<<" not in CS._code(parts.host)  # every launch became a launcher call
     assert "torch::" not in CS._code(parts.device)
 
