@@ -40,3 +40,16 @@ def state(job_id: str) -> JobState | None:
     if exc is not None:
         return JobState(True, error="".join(traceback.format_exception_only(type(exc), exc)).strip())
     return JobState(True, result=fut.result())
+
+
+def build_seconds(backend: str) -> list[float]:
+    """Build stage seconds of this process's finished evaluations on a backend (the Evaluate page's estimate)."""
+    with _LOCK:
+        futures = list(_JOBS.values())
+    out = []
+    for fut in futures:
+        if fut.done() and fut.exception() is None:
+            r = fut.result()
+            if getattr(r, "backend", None) == backend and (s := getattr(r, "stage_seconds", {}).get("build")) is not None:
+                out.append(s)
+    return out

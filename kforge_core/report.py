@@ -34,6 +34,8 @@ def verdict_table(r: EvalResult) -> str:
         lines.append(f"{name} reference not timed: {err[:300]}")
     for n in r.timing_notes:
         lines.append(f"note: {n}")
+    if r.stage_seconds.get("build") is not None:
+        lines.append(build_summary(r))
     for n in r.build_notes:
         lines.append(f"build: {n}")
     if r.own_kernel_share is not None:
@@ -52,3 +54,35 @@ def verdict_table(r: EvalResult) -> str:
                       f"torch {env.get('torch', '?')} | python {env.get('python', '?')}"]
     lines.append(f"took {r.duration_s:.1f} s")
     return "\n".join(lines)
+
+
+def build_path(r) -> tuple[str, str]:
+    """(which build ran, why): "split build" (kernels apart from torch's headers, split_build.py), or
+    "load_inline" with the reason the split build did not apply; ("", "") when nothing was built."""
+    for n in r.build_notes:
+        if n.startswith("split build:"):
+            return "split build", n.split(": ", 1)[1]
+    for n in r.build_notes:
+        if n.startswith("split build not used"):
+            return "load_inline", n.split(": ", 1)[1] if ": " in n else n
+    return ("load_inline", "") if r.stage_seconds.get("build") is not None and r.build_notes else ("", "")
+
+
+def build_summary(r) -> str:
+    """One line for a round or an evaluation: build seconds and path."""
+    seconds = r.stage_seconds.get("build")
+    if seconds is None:
+        return ""
+    path, why = build_path(r)
+    return f"Build {seconds:.1f} s" + (f" · {path}" if path else "") + (f" ({why})" if why else "")
+
+
+def build_estimate(seconds: list[float]) -> str:
+    """What a user waits for while a build runs: this process's measured builds, else the recorded H100 ones
+    (bench/results/2026-11-26_h100x4_build_paths)."""
+    if seconds:
+        ordered = sorted(seconds)
+        return (f"(builds here so far: median {ordered[len(ordered) // 2]:.1f} s over {len(ordered)}, "
+                f"longest {ordered[-1]:.0f} s)")
+    return ("(nothing built in this app yet; measured on an H100: 1.5-2.2 s for a new source through the split "
+            "build, 24-31 s when it falls back to load_inline)")

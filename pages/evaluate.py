@@ -6,7 +6,7 @@ from kforge_core import jobs
 from kforge_core.backends import all_backends
 from kforge_core.evaluation import EvalSettings, evaluate
 from kforge_core.problems import ProblemError, builtin_problems
-from kforge_core.report import verdict_table
+from kforge_core.report import build_estimate, build_summary, verdict_table
 
 st.title("Evaluate a kernel")
 st.caption("Paste a program that defines `ModelNew` with custom kernels. It is built and run in an isolated "
@@ -57,7 +57,7 @@ def show_job():
     if state is None:
         st.warning("That evaluation belonged to an earlier app process; run it again.")
     elif not state.done:
-        st.info("Building and evaluating in an isolated process… (a first C++ build takes about 30 s)")
+        st.info("Building and evaluating in an isolated process… " + build_estimate(jobs.build_seconds(st.session_state.get("eval_backend", ""))))
     elif state.error:
         msg = state.error
         st.error(f"Problem error: {msg}" if "ProblemError" in msg else f"Evaluation failed: {msg}")
@@ -70,6 +70,8 @@ def show_job():
             m2.metric("Speedup vs eager", f"{r.speedup('eager'):.2f}x")
             if r.speedup("compiled") is not None:
                 m3.metric("Speedup vs torch.compile", f"{r.speedup('compiled'):.2f}x")
+        if build_summary(r):
+            st.caption(build_summary(r))
         st.code(verdict_table(r), language="text")
         if r.stderr_tail.strip():
             with st.expander("Worker stderr (tail)"):

@@ -10,7 +10,7 @@ import streamlit as st
 from kforge_core import artifacts as A
 from kforge_core.agents.parsing import Recommendation
 from kforge_core.evaluation import EvalResult
-from kforge_core.report import verdict_table
+from kforge_core.report import build_summary, verdict_table
 from kforge_core.run_record import GateDecision
 from pages.common import manager
 from profiler_adapters.screenshots import ImageRejected, normalise_screenshot
@@ -100,6 +100,8 @@ def show_round(r: dict, prev_code: str | None, latest: bool) -> str | None:
                         st.code(extra, language="text")
                 else:
                     st.error(headline)
+                if build_summary(result):
+                    st.caption(build_summary(result))
                 if result.memory:
                     st.caption("Device memory (MiB): " + ", ".join(f"{k.replace('_mb', '').replace('_', ' ')} "
                                                                     f"{v:,.0f}" for k, v in result.memory.items()))
