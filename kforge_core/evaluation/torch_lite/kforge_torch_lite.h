@@ -6,13 +6,23 @@
 // What is not here fails to compile, and the build then falls back to load_inline as written.
 #pragma once
 
+// The standard headers torch's own headers bring in, which wrappers often use without including them
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <iostream>
+#include <limits>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 #ifdef KFORGE_LITE_CUDA
@@ -332,6 +342,7 @@ inline CUDAStream getCurrentCUDAStream(int32_t device_index = -1) {
 }
 #endif
 #ifdef KFORGE_LITE_CUDA_GUARD  // c10/cuda/CUDAGuard.h
+inline Device device_of(const Tensor& t) { return t.device(); }
 struct CUDAGuard {
   int prev_ = -1;
   explicit CUDAGuard(Device d) { set(d.index()); }
@@ -374,6 +385,7 @@ constexpr ScalarType kFloat = ScalarType::Float, kFloat32 = ScalarType::Float, k
 namespace cuda {
 #ifdef KFORGE_LITE_CUDA_GUARD
 using kforge_lite::CUDAGuard;
+using kforge_lite::device_of;
 using OptionalCUDAGuard = kforge_lite::CUDAGuard;
 #endif
 #ifdef KFORGE_LITE_CUDA_CONTEXT
