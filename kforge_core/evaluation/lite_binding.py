@@ -100,9 +100,7 @@ def _convert(fn: str, i: int, k: str, value):
         return operator.index(value)
     if k == "float":
         return float(value)
-    if not isinstance(value, bool):
-        raise TypeError(f"{fn}(): argument {i} must be a bool, not {type(value).__name__}")
-    return value
+    return bool(value)  # pybind11 converts anything with a truth value (and None) for a bool parameter
 
 
 def module(name: str, so_path: str, sigs: dict) -> types.ModuleType:
