@@ -10,7 +10,9 @@ built before. What is kept warm, and said so: the precompiled torch/extension.h 
 per machine and flags, built first and timed) and the reference's timings (eager, torch.compile) per problem
 and device, measured once by a warm-up evaluation of the same problem; a new candidate's verdict does not
 wait for them after the first time on a machine. Candidates run one at a time per process (one process per
-GPU with --shard); the three builds of a candidate run one after another, so none competes with another.
+GPU with --shard); the three builds of a candidate run one after another, so none competes with another,
+each with a spare worker ready (its torch import done), as between two rounds of a session. (The first
+recorded run, 2026-11-26, did not wait for the spare: its verdict seconds include up to a fresh worker's start.)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from kforge_core import ASSETS_DIR, REPO_ROOT
 from kforge_core.evaluation import EvalSettings, evaluate
+from kforge_core.evaluation.sandbox import SPARES
 from kforge_core.problems import load_problem_file, resolve_problem
 
 HERE = Path(__file__).resolve().parent
@@ -67,11 +70,12 @@ def fresh_cache(warm: Path) -> Path:
 
 def kforge(problem, source: str, warm: Path, split: bool) -> dict:
     cache = fresh_cache(warm)
+    spare = SPARES.wait_ready()  # between rounds the model's answer takes longer than a spare's imports
     t0 = time.monotonic()
     r = evaluate(problem, source, "cuda", EvalSettings(cache_dir=str(cache), split_build=split))
     total = time.monotonic() - t0
     shutil.rmtree(cache, ignore_errors=True)
-    return {"verdict_s": round(total, 2), "verdict": r.verdict.value, "build_s": r.stage_seconds.get("build"),
+    return {"verdict_s": round(total, 2), "spare_worker_ready": spare, "verdict": r.verdict.value, "build_s": r.stage_seconds.get("build"),
             "stages": r.stage_seconds, "build_notes": r.build_notes, "speedup": r.speedup("eager"),
             "flags": r.flags, "messages": r.messages[:2]}
 

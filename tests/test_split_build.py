@@ -218,3 +218,21 @@ def test_cuda_sources_build_through_the_split_path(tmp_path):
     assert all(got[str(s)] == "split" for s in CUDA_SOURCES), got
     assert got[str(fallback)].startswith("fallback: a templated __global__ kernel"), got
     assert len(list(tmp_path.glob("lib/*/*.so"))) == len(CUDA_SOURCES)
+
+
+def test_the_verdict_table_and_pages_say_which_build_ran():
+    from kforge_core.evaluation.result import EvalResult
+    from kforge_core.report import build_estimate, build_path, build_summary, verdict_table
+
+    split = EvalResult(Verdict.CORRECT, ["ok"], stage_seconds={"build": 1.84},
+                       build_notes=["split build: 1 kernel(s) by nvcc without torch headers (device 1.1 s)"])
+    assert build_path(split) == ("split build", "1 kernel(s) by nvcc without torch headers (device 1.1 s)")
+    assert build_summary(split).startswith("Build 1.8 s · split build")
+    assert "Build 1.8 s · split build" in verdict_table(split)
+    fell_back = EvalResult(Verdict.CORRECT, ["ok"], stage_seconds={"build": 28.8}, build_notes=[
+        "split build not used: a templated __global__ kernel (its instantiations are chosen in host code)"])
+    assert build_path(fell_back) == ("load_inline", "a templated __global__ kernel (its instantiations are chosen "
+                                                    "in host code)")
+    assert build_summary(EvalResult(Verdict.COMPILE_ERROR, ["x"])) == ""
+    assert "median 3.0 s over 3" in build_estimate([2.0, 3.0, 31.0])
+    assert "H100" in build_estimate([])
