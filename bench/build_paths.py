@@ -3,6 +3,7 @@ build (torch/types.h swap + precompiled torch/extension.h), and the split build 
 headers, host code on torch-lite, thin binding).
 
     python -m bench.build_paths run OUT.jsonl --kb KERNELBENCH_DIR [--shard I/N] [--modes split,previous,plain]
+    python -m bench.build_paths run OUT.jsonl --backend cpu     # the CPU backend's examples
     python -m bench.build_paths table OUT.jsonl [OUT2.jsonl ...]
 
 Every candidate is made "new" for each measurement: a fresh build cache (extensions, split objects), nothing
@@ -68,11 +69,19 @@ def fresh_cache(warm: Path) -> Path:
     return d
 
 
-def kforge(problem, source: str, warm: Path, split: bool) -> dict:
+def cpu_candidates() -> list:
+    """The CPU backend's shipped examples (C++ through load_inline's cpp_sources)."""
+    from kforge_core.backends import get_backend
+
+    b = get_backend("cpu")
+    return [(f"cpu example {n}", n, b.example_for(n)) for n in b.example_problems()]
+
+
+def kforge(problem, source: str, warm: Path, split: bool, backend: str = "cuda") -> dict:
     cache = fresh_cache(warm)
     spare = SPARES.wait_ready()  # between rounds the model's answer takes longer than a spare's imports
     t0 = time.monotonic()
-    r = evaluate(problem, source, "cuda", EvalSettings(cache_dir=str(cache), split_build=split))
+    r = evaluate(problem, source, backend, EvalSettings(cache_dir=str(cache), split_build=split))
     total = time.monotonic() - t0
     shutil.rmtree(cache, ignore_errors=True)
     return {"verdict_s": round(total, 2), "spare_worker_ready": spare, "verdict": r.verdict.value, "build_s": r.stage_seconds.get("build"),
@@ -93,7 +102,7 @@ def plain_load_inline(path: Path) -> dict:
 def run(a) -> None:
     kb = Path(a.kb) if a.kb else None
     i, n = (int(x) for x in a.shard.split("/"))
-    mine = [c for k, c in enumerate(CANDIDATES) if k % n == i]
+    mine = [c for k, c in enumerate(CANDIDATES if a.backend == "cuda" else cpu_candidates()) if k % n == i]
     warm = Path(os.environ.get("KFORGE_CACHE_DIR") or tempfile.mkdtemp(prefix="kforge-warm-"))
     modes = a.modes.split(",")
     os.environ.setdefault("KFORGE_PCH_DIR", str(warm / "precompiled_headers"))  # shared by the fresh caches
@@ -102,13 +111,13 @@ def run(a) -> None:
         problem, source = problem_for(spec, kb), path.read_text()
         t0 = time.monotonic()  # warm-up: the reference's timings per problem; the first one also builds the
         # previous build's precompiled header (split_build=False)
-        evaluate(problem, source, "cuda", EvalSettings(cache_dir=str(warm), split_build=k > 0 or "previous" not in modes))
+        evaluate(problem, source, a.backend, EvalSettings(cache_dir=str(warm), split_build=k > 0 or "previous" not in modes))
         row = {"tag": tag, "problem": problem.name, "source": str(path.relative_to(REPO_ROOT)),
                "warm_up_s": round(time.monotonic() - t0, 1)}
         if "split" in modes:
-            row["split"] = kforge(problem, source, warm, True)
+            row["split"] = kforge(problem, source, warm, True, a.backend)
         if "previous" in modes:
-            row["previous"] = kforge(problem, source, warm, False)
+            row["previous"] = kforge(problem, source, warm, False, a.backend)
         if "plain" in modes:
             row["plain"] = plain_load_inline(path)
         print(json.dumps(row), flush=True)
@@ -164,6 +173,7 @@ def main() -> int:
     r.add_argument("--kb", help="KernelBench folder (with level1/)")
     r.add_argument("--shard", default="0/1")
     r.add_argument("--modes", default="split,previous,plain")
+    r.add_argument("--backend", default="cuda", choices=("cuda", "cpu"))
     t = sub.add_parser("table")
     t.add_argument("files", nargs="+")
     a = ap.parse_args()
