@@ -15,7 +15,7 @@ from kforge_core.store import Store
 ProviderFactory = Callable[[dict, str], tuple[Provider, Provider]]  # (run config, run id) -> (generator, analyst)
 
 
-FINISHING_THREAD_S = 10.0
+FINISHING_THREAD_S = 3.0  # a thread that set its final status returns within moments; a stopped one may not
 
 
 class RunManager:
