@@ -55,25 +55,27 @@ def signatures(cpp_sources: str, functions: dict) -> dict[str, tuple[str, list[s
 
 
 C_TYPE = {"tensor": "void*", "int": "int64_t", "float": "double", "bool": "bool"}
-OUT_TYPE = {"tensor": "void**", "int": "int64_t*", "float": "double*", "bool": "bool*"}
+RESULT_C_TYPE = {"tensor": "void*", "int": "int64_t", "float": "double", "bool": "bool", "void": "int"}
 
 
 def c_entries(sigs: dict) -> str:
-    """extern "C" entry points: arguments converted as the C++ call converts them, exceptions to a message."""
-    out = ["#include <cstdio>", '#include <exception>']
+    """extern "C" entry points: arguments converted as the C++ call converts them; an exception sets this
+    thread's error message (kforge_failed / kforge_last_error), read by Python only when there is one."""
+    out = ["#include <exception>", "#include <string>",
+           "static thread_local std::string kforge_error;", "static thread_local bool kforge_error_set = false;",
+           'extern "C" const char* kforge_last_error() { kforge_error_set = false; return kforge_error.c_str(); }',
+           'extern "C" bool kforge_failed() { return kforge_error_set; }']
     for fn, (ret, kinds) in sigs.items():
-        params = [f"{C_TYPE[k]} a{i}" for i, k in enumerate(kinds)]
-        if ret != "void":
-            params.append(f"{OUT_TYPE[ret]} out")
-        params += ["char* err", "size_t errlen"]
+        params = ", ".join(f"{C_TYPE[k]} a{i}" for i, k in enumerate(kinds))
         args = ", ".join(f"torch::Tensor::steal(static_cast<AtenTensorHandle>(a{i}))" if k == "tensor" else f"a{i}"
                          for i, k in enumerate(kinds))
         call = f"{fn}({args})"
-        body = {"void": f"{call};", "tensor": f"*out = {call}.release();"}.get(ret, f"*out = {call};")
-        out.append(f'extern "C" int kforge_entry_{fn}({", ".join(params)}) {{\n'
-                   f"  try {{ {body} return 0; }}\n"
-                   f'  catch (const std::exception& e) {{ std::snprintf(err, errlen, "%s", e.what()); return 1; }}\n'
-                   f'  catch (...) {{ std::snprintf(err, errlen, "an unknown C++ exception"); return 1; }}\n}}')
+        body = {"void": f"{call}; return 0;", "tensor": f"return {call}.release();"}.get(ret, f"return {call};")
+        out.append(f'extern "C" {RESULT_C_TYPE[ret]} kforge_entry_{fn}({params}) {{\n'
+                   f"  try {{ {body} }}\n"
+                   f"  catch (const std::exception& e) {{ kforge_error = e.what(); }}\n"
+                   f'  catch (...) {{ kforge_error = "an unknown C++ exception"; }}\n'
+                   f"  kforge_error_set = true;\n  return {{}};\n}}")
     return "\n".join(out) + "\n"
 
 
@@ -84,7 +86,6 @@ _capsule_new = ctypes.pythonapi.PyCapsule_New
 _capsule_new.restype, _capsule_new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 CT = {"tensor": ctypes.c_void_p, "int": ctypes.c_int64, "float": ctypes.c_double, "bool": ctypes.c_bool}
-ERR_BYTES = 8192
 
 
 def _convert(fn: str, i: int, k: str, value):
@@ -118,11 +119,14 @@ def module(name: str, so_path: str, sigs: dict) -> types.ModuleType:
     def steal(pointer: int):
         return take([_capsule_new(pointer, None, None)])[0]
 
+    failed, last_error = lib.kforge_failed, lib.kforge_last_error
+    failed.restype, failed.argtypes = ctypes.c_bool, []
+    last_error.restype, last_error.argtypes = ctypes.c_char_p, []
+
     def make(fn: str, ret: str, kinds: list[str]):
         entry = getattr(lib, f"kforge_entry_{fn}")
-        entry.restype = ctypes.c_int
-        entry.argtypes = [CT[k] for k in kinds] + ([ctypes.POINTER(CT[ret])] if ret != "void" else []) + \
-                         [ctypes.c_char_p, ctypes.c_size_t]
+        entry.restype = {"void": ctypes.c_int, "tensor": ctypes.c_void_p}.get(ret) or CT[ret]
+        entry.argtypes = [CT[k] for k in kinds]
 
         def call(*args):
             if len(args) != len(kinds):
@@ -136,16 +140,14 @@ def module(name: str, so_path: str, sigs: dict) -> types.ModuleType:
                     if k == "tensor":
                         steal(h)
                 raise
-            result = CT[ret]() if ret != "void" else None
-            err = ctypes.create_string_buffer(ERR_BYTES)
-            rc = entry(*converted, *([ctypes.byref(result)] if result is not None else []), err, ERR_BYTES)
-            if rc:
-                raise RuntimeError(err.value.decode(errors="replace"))
+            result = entry(*converted)
+            if failed():
+                raise RuntimeError(last_error().decode(errors="replace"))
             if ret == "void":
                 return None
             if ret == "tensor":
-                return steal(result.value)
-            return result.value
+                return steal(result) if result else None  # an undefined tensor: None, as pybind11 gives
+            return result
 
         call.__name__ = call.__qualname__ = fn
         return call
