@@ -182,18 +182,8 @@ def _params(text: str) -> list[tuple[str, str]]:
     inner = text.strip()
     if inner in ("", "void"):
         return []
-    parts, depth, cur = [], 0, ""
-    for ch in inner:
-        depth += ch in "(<[{"
-        depth -= ch in ")>]}"
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
     out = []
-    for p in parts:
+    for p in _top_level_commas(inner, "(<[{", ")>]}"):  # template arguments hold commas too
         decl = p.split("=")[0].strip()
         m = re.search(r"([A-Za-z_]\w*)\s*(\[[^\]]*\]\s*)*$", decl)
         words = IDENT.findall(decl)
@@ -350,11 +340,11 @@ def _rewrite_launches(text: str, kernels: set[str]) -> str:
     return "".join(out)
 
 
-def _top_level_commas(text: str) -> list[str]:
+def _top_level_commas(text: str, opening: str = "([{", closing: str = ")]}") -> list[str]:
     parts, depth, cur = [], 0, ""
     for ch in text:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
+        depth += ch in opening
+        depth -= ch in closing
         if ch == "," and depth == 0:
             parts.append(cur)
             cur = ""
