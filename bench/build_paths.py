@@ -85,7 +85,7 @@ def kforge(problem, source: str, warm: Path, split: bool, backend: str = "cuda")
     total = time.monotonic() - t0
     shutil.rmtree(cache, ignore_errors=True)
     return {"verdict_s": round(total, 2), "spare_worker_ready": spare, "verdict": r.verdict.value, "build_s": r.stage_seconds.get("build"),
-            "stages": r.stage_seconds, "build_notes": r.build_notes, "speedup": r.speedup("eager"),
+            "stages": r.stage_seconds, "detail_s": r.detail_seconds, "build_notes": r.build_notes, "speedup": r.speedup("eager"),
             "flags": r.flags, "messages": r.messages[:2]}
 
 

@@ -81,7 +81,8 @@ def test_spare_worker_serves_the_next_evaluation(monkeypatch):
     s = EvalSettings(compile_reference=False, threads=1)
     monkeypatch.setenv("KFORGE_SPARE_WORKERS", "1")
     evaluate(problem, src, "cpu", s)
-    assert SPARES.wait_ready(120) and SPARES._spares[""].poll() is None  # a spare has done its imports
+    assert SPARES.wait_ready(120)  # a spare has done its imports
+    assert all(p.poll() is None for p in SPARES._spares.values())
     second = evaluate(problem, src, "cpu", s)
     assert second.correct and second.environment["spare_worker"] is True
     assert second.environment["threads"] == 1 and second.timings["candidate"].reps >= 10

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from kforge_core.backends import Backend, get_backend
-from kforge_core.evaluation import parent_clock
+from kforge_core.evaluation import parent_clock, spare
 from kforge_core.evaluation.result import EvalResult, Verdict
 from kforge_core.evaluation.sandbox import ChildOutcome, run_worker
 from kforge_core.evaluation.settings import EvalSettings
@@ -95,6 +95,8 @@ def worker_env(backend: Backend, settings: EvalSettings, candidate_source: str |
     cache = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     env = {"OMP_NUM_THREADS": str(settings.threads or os.cpu_count() or 1), **backend.child_env(cache)}
+    if backend.device() == "cuda":
+        env[spare.GPU_WORKER_VAR] = "1"  # served by a spare that made its CUDA context ahead
     if "TORCH_EXTENSIONS_DIR" in env and candidate_source is not None:
         digest = hashlib.sha256(candidate_source.encode()).hexdigest()[:20]
         env["TORCH_EXTENSIONS_DIR"] = str(Path(env["TORCH_EXTENSIONS_DIR"]) / digest)
@@ -137,6 +139,7 @@ def _run(problem: Problem, candidate_source: str | None, backend: Backend, setti
         env = worker_env(backend, settings, candidate_source)
         if mode == "build":
             env["CUDA_VISIBLE_DEVICES"] = ""  # a build worker never holds a GPU
+            env[spare.GPU_WORKER_VAR] = "0"
         progress = _progress_writer(Path(settings.progress_file)) if settings.progress_file else None
         return run_worker(jobdir, env, settings.build_timeout_s, settings.run_timeout_s, settings.memory_limit_mb,
                           on_events=progress)

@@ -151,65 +151,64 @@ def _with_repo_path(env: dict[str, str]) -> dict[str, str]:
 class SpareWorkers:
     """An idle spare worker (torch already imported) kept ready in this process, so the next evaluation
     does not wait for interpreter start-up and imports (seconds on a GPU machine). Each spare serves one
-    job and a new one starts in the background when it is taken; there is one per value of TRITON_INTERPRET
-    (fixed at import). KFORGE_SPARE_WORKERS=0 turns them off."""
+    job and a new one starts in the background when it is taken. Spares are kept per value of what a
+    process cannot change once started (SPARE_KEY_VARS): Triton's interpreter switch (read at import), the
+    GPUs it sees, and whether it runs on a GPU (such a spare has its CUDA context made, ~0.5-1 s less per
+    verdict). KFORGE_SPARE_WORKERS=0 turns them off."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._spares: dict[str, subprocess.Popen] = {}
-        self._ready_files: dict[str, Path] = {}  # a spare creates its file once its imports are done
+        self._spares: dict[tuple, subprocess.Popen] = {}
+        self._ready_files: dict[tuple, Path] = {}  # a spare creates its file once its imports are done
 
     @staticmethod
     def enabled() -> bool:
         return os.environ.get("KFORGE_SPARE_WORKERS", "1") != "0"
 
-    def _start(self, interpret: str) -> subprocess.Popen:
-        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-        if interpret:
-            env["TRITON_INTERPRET"] = interpret
-        self._ready_files[interpret] = Path(tempfile.mktemp(prefix="kforge-spare-ready-"))
-        env["KFORGE_SPARE_READY_FILE"] = str(self._ready_files[interpret])
+    def _start(self, key: tuple) -> subprocess.Popen:
+        env = {k: v for k, v in os.environ.items() if k not in SPARE_KEY_VARS}
+        env.update({k: v for k, v in zip(SPARE_KEY_VARS, key) if v is not None})
+        self._ready_files[key] = Path(tempfile.mktemp(prefix="kforge-spare-ready-"))
+        env["KFORGE_SPARE_READY_FILE"] = str(self._ready_files[key])
         return subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.spare"], env=_with_repo_path(env),
                                 cwd=tempfile.gettempdir(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
 
     @staticmethod
-    def _interpret(env: dict[str, str]) -> str:
-        """The TRITON_INTERPRET value a job with this environment runs under: the spare it needs."""
-        return {**os.environ, **env}.get("TRITON_INTERPRET", "")
+    def _key(env: dict[str, str]) -> tuple:
+        """The values of SPARE_KEY_VARS a job with this environment runs under: the spare it needs."""
+        full = {**os.environ, **env}
+        return tuple(full.get(k) for k in SPARE_KEY_VARS)
 
-    def wait_ready(self, timeout_s: float = 30.0, interpret: str = "") -> bool:
-        """Wait until the spare has done its imports (benchmarks: measure a verdict with a spare ready, as
-        between two rounds of a run)."""
-        proc = self._spares.get(interpret)
-        if proc is None:
-            return False
-        ready = self._ready_files[interpret]
+    def wait_ready(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every spare has done its imports (benchmarks: measure a verdict with a spare ready, as
+        between two rounds of a run). False when there is none or one is not ready in time."""
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and proc.poll() is None:
-            if ready.exists():
-                return True
-            time.sleep(0.05)
-        return False
+        spares = list(self._spares.items())
+        for key, proc in spares:
+            while not self._ready_files[key].exists():
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    return False
+                time.sleep(0.05)
+        return bool(spares)
 
     def replenish(self, env: dict[str, str], module: str) -> None:
         """Start the next spare once a job is over: its imports then run while the model thinks about the
         next round, not beside this job's timings (on a CPU backend they would share the cores)."""
         if not self.enabled() or not module.startswith(SPARE_MODULES):
             return
-        interpret = self._interpret(env)
+        key = self._key(env)
         with self._lock:
-            current = self._spares.get(interpret)
+            current = self._spares.get(key)
             if current is None or current.poll() is not None:
-                self._spares[interpret] = self._start(interpret)
+                self._spares[key] = self._start(key)
 
     def take(self, jobdir: Path, env: dict[str, str], module: str) -> subprocess.Popen | None:
         """Hand the job to the spare (None if there is none alive)."""
         if not self.enabled() or not module.startswith(SPARE_MODULES):
             return None
-        interpret = self._interpret(env)
         with self._lock:
-            proc = self._spares.pop(interpret, None)
+            proc = self._spares.pop(self._key(env), None)
         if proc is None or proc.poll() is not None:
             return None
         try:
@@ -224,6 +223,7 @@ class SpareWorkers:
 
 
 SPARE_MODULES = spare.ALLOWED  # the worker modules a spare may run
+SPARE_KEY_VARS = ("TRITON_INTERPRET", "CUDA_VISIBLE_DEVICES", spare.GPU_WORKER_VAR)
 SPARES = SpareWorkers()
 
 

@@ -48,6 +48,7 @@ class EvalSettings:
     suspicious_speedup: float = 10.0  # speedups above this are flagged for review, not celebrated
     fast_build: bool = True  # lighter CUDA includes + precompiled torch/extension.h (fast_build.py)
     split_build: bool = True  # kernels apart from torch headers, host code on torch-lite (split_build.py)
+    inputs_on_device: bool = True  # CUDA: get_inputs() runs with the GPU as default device (stages.py)
     cache_dir: str | None = None  # build cache (torch extensions); None: ~/.cache/kforge
     keep_workdir: bool = False
     progress_file: str | None = None  # the worker's current stage is written here as it goes (the app shows it)

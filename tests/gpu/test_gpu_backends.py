@@ -84,3 +84,24 @@ def test_cuda_compile_error_has_candidate_line():
     assert r.verdict == Verdict.COMPILE_ERROR
     line = next(i for i, l in enumerate(src.splitlines(), 1) if "not_a_fn" in l)
     assert r.messages[0].startswith(f"candidate.py:{line} ("), r.messages[0]
+
+
+def test_inputs_are_made_on_the_gpu_unless_the_problem_needs_the_host():
+    """get_inputs() runs with the GPU as default device (seconds saved on KernelBench's large inputs); a
+    problem that draws from a CPU generator gets host inputs, said in the timing notes, and the same verdict."""
+    from kforge_core.problems import problem_from_source
+
+    b = get_backend("cuda")
+    base = resolve_problem("level1/1_ReLU")
+    src = b.example_for("level1/1_ReLU").read_text()
+    settings = EvalSettings(compile_reference=False)
+    on_gpu = evaluate(base, src, b, settings)
+    record("inputs made on the GPU", on_gpu)
+    assert on_gpu.correct and not any("inputs made on the host" in n for n in on_gpu.timing_notes)
+    host_source = base.source.replace("return [torch.randn(batch_size, dim)]",
+                                      "return [torch.randn(batch_size, dim, generator=torch.Generator())]")
+    assert host_source != base.source
+    on_host = evaluate(problem_from_source(host_source, "relu_host_generator"), src, b, settings)
+    record("inputs made on the host (CPU generator)", on_host)
+    assert on_host.correct, on_host.messages
+    assert any("inputs made on the host" in n for n in on_host.timing_notes), on_host.timing_notes
