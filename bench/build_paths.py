@@ -2,7 +2,8 @@
 build (torch/types.h swap + precompiled torch/extension.h), and the split build (kernels by nvcc without torch
 headers, host code on torch-lite, thin binding).
 
-    python -m bench.build_paths run OUT.jsonl --kb KERNELBENCH_DIR [--shard I/N] [--modes split,previous,plain]
+    python -m bench.build_paths run OUT.jsonl --kb KERNELBENCH_DIR [--shard I[,J]/N] [--modes split,previous,plain]
+                                              [--only TAG_PREFIX] [--no-compile-baseline]
     python -m bench.build_paths run OUT.jsonl --backend cpu     # the CPU backend's examples
     python -m bench.build_paths table OUT.jsonl [OUT2.jsonl ...]
 
@@ -48,6 +49,7 @@ CANDIDATES = [
     ("honest tiled matmul", "level1/4_Square_matrix_multiplication", HONEST / "tiled_matmul_cuda.py"),
     ("honest new gelu", "level1/8_NewGELU", HONEST / "new_gelu_cuda.py"),
     ("fallback: templated kernel", "level1/1_ReLU", HERE / "cuda_candidates" / "templated_relu_fallback.py"),
+    *[(f"kb {p}", f"kb:level1/{p}", HERE / "cuda_candidates" / f"kb_L1_{p}.py") for p in ("21_Sigmoid", "23_Softmax")],
 ]
 REFERENCE_CACHES = ("reference_timings", "device_bandwidth", "reference_memory")
 
@@ -77,11 +79,12 @@ def cpu_candidates() -> list:
     return [(f"cpu example {n}", n, b.example_for(n)) for n in b.example_problems()]
 
 
-def kforge(problem, source: str, warm: Path, split: bool, backend: str = "cuda") -> dict:
+def kforge(problem, source: str, warm: Path, split: bool, backend: str = "cuda", compile_baseline: bool = True) -> dict:
     cache = fresh_cache(warm)
     spare = SPARES.wait_ready()  # between rounds the model's answer takes longer than a spare's imports
     t0 = time.monotonic()
-    r = evaluate(problem, source, backend, EvalSettings(cache_dir=str(cache), split_build=split))
+    r = evaluate(problem, source, backend, EvalSettings(cache_dir=str(cache), split_build=split,
+                                                        compile_reference=compile_baseline))
     total = time.monotonic() - t0
     shutil.rmtree(cache, ignore_errors=True)
     return {"verdict_s": round(total, 2), "spare_worker_ready": spare, "verdict": r.verdict.value, "build_s": r.stage_seconds.get("build"),
@@ -101,8 +104,10 @@ def plain_load_inline(path: Path) -> dict:
 
 def run(a) -> None:
     kb = Path(a.kb) if a.kb else None
-    i, n = (int(x) for x in a.shard.split("/"))
-    mine = [c for k, c in enumerate(CANDIDATES if a.backend == "cuda" else cpu_candidates()) if k % n == i]
+    ids, n = a.shard.split("/")
+    ids, n = {int(x) for x in ids.split(",")}, int(n)
+    mine = [c for k, c in enumerate(CANDIDATES if a.backend == "cuda" else cpu_candidates())
+            if k % n in ids and c[0].startswith(a.only)]
     warm = Path(os.environ.get("KFORGE_CACHE_DIR") or tempfile.mkdtemp(prefix="kforge-warm-"))
     modes = a.modes.split(",")
     os.environ.setdefault("KFORGE_PCH_DIR", str(warm / "precompiled_headers"))  # shared by the fresh caches
@@ -110,14 +115,17 @@ def run(a) -> None:
     for k, (tag, spec, path) in enumerate(mine):
         problem, source = problem_for(spec, kb), path.read_text()
         t0 = time.monotonic()  # warm-up: the reference's timings per problem; the first one also builds the
-        # previous build's precompiled header (split_build=False)
-        evaluate(problem, source, a.backend, EvalSettings(cache_dir=str(warm), split_build=k > 0 or "previous" not in modes))
+        # previous build's precompiled header (split_build=False). Without the torch.compile baseline only
+        # that first one is needed.
+        if a.compile_baseline or (k == 0 and "previous" in modes):
+            evaluate(problem, source, a.backend, EvalSettings(cache_dir=str(warm), compile_reference=a.compile_baseline,
+                                                             split_build=k > 0 or "previous" not in modes))
         row = {"tag": tag, "problem": problem.name, "source": str(path.relative_to(REPO_ROOT)),
-               "warm_up_s": round(time.monotonic() - t0, 1)}
+               "warm_up_s": round(time.monotonic() - t0, 1), "compile_baseline": a.compile_baseline}
         if "split" in modes:
-            row["split"] = kforge(problem, source, warm, True, a.backend)
+            row["split"] = kforge(problem, source, warm, True, a.backend, a.compile_baseline)
         if "previous" in modes:
-            row["previous"] = kforge(problem, source, warm, False, a.backend)
+            row["previous"] = kforge(problem, source, warm, False, a.backend, a.compile_baseline)
         if "plain" in modes:
             row["plain"] = plain_load_inline(path)
         print(json.dumps(row), flush=True)
@@ -133,8 +141,19 @@ def path_taken(result: dict) -> str:
     return f"load_inline ({reason[:70]})" if reason else "load_inline"
 
 
+def merged_rows(files: list[str]) -> list[dict]:
+    """One row per candidate: runs that measured different modes of the same candidate are merged."""
+    rows: dict[str, dict] = {}
+    for f in files:
+        for line in Path(f).read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                rows.setdefault(r["tag"], {}).update(r)
+    return list(rows.values())
+
+
 def table(files: list[str]) -> None:
-    rows = [json.loads(l) for f in files for l in Path(f).read_text().splitlines() if l.strip()]
+    rows = merged_rows(files)
     print("| candidate | verdict (split / previous) | split: path | build s: plain / previous / split | "
           "verdict s: previous / split | split stages s |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -174,6 +193,9 @@ def main() -> int:
     r.add_argument("--shard", default="0/1")
     r.add_argument("--modes", default="split,previous,plain")
     r.add_argument("--backend", default="cuda", choices=("cuda", "cpu"))
+    r.add_argument("--only", default="", help="candidates whose tag starts with this (e.g. 'kb')")
+    r.add_argument("--no-compile-baseline", dest="compile_baseline", action="store_false",
+                   help="no torch.compile timing of the reference (no per-problem warm-up evaluation needed)")
     t = sub.add_parser("table")
     t.add_argument("files", nargs="+")
     a = ap.parse_args()
