@@ -8,7 +8,7 @@ Header lines at the top of each case:
     # problem:  built-in name or adversarial/problems/NAME.py   (default level1/1_ReLU)
     # preamble: relu_ext                   (optional: prepend the shared extension)
     # settings: key=value, key=value       (optional EvalSettings overrides)
-    # message:  text the first message must contain (optional)
+    # message:  text a message must contain when the verdict is the first expected one (optional)
     # generate: empty | binary | 10mb      (optional: the candidate is generated, not the code below)
 """
 
