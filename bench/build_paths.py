@@ -5,6 +5,8 @@ headers, host code on torch-lite, thin binding).
     python -m bench.build_paths run OUT.jsonl --kb KERNELBENCH_DIR [--shard I[,J]/N] [--modes split,previous,plain]
                                               [--only TAG_PREFIX] [--no-compile-baseline]
     python -m bench.build_paths run OUT.jsonl --backend cpu     # the CPU backend's examples
+    python -m bench.build_paths run OUT.jsonl --backend triton --modes split   # Triton: KForge's one path
+                                                (its "split" column: a fresh Triton cache, JIT included)
     python -m bench.build_paths table OUT.jsonl [OUT2.jsonl ...]
 
 Every candidate is made "new" for each measurement: a fresh build cache (extensions, split objects), nothing
@@ -71,12 +73,14 @@ def fresh_cache(warm: Path) -> Path:
     return d
 
 
-def cpu_candidates() -> list:
-    """The CPU backend's shipped examples (C++ through load_inline's cpp_sources)."""
+def shipped_candidates(backend: str) -> list:
+    """A backend's shipped examples: the CPU's C++ (load_inline's cpp_sources), Triton's kernels (JIT-compiled
+    on first launch, into the fresh cache's Triton folder), plus the honest Triton add for Triton."""
     from kforge_core.backends import get_backend
 
-    b = get_backend("cpu")
-    return [(f"cpu example {n}", n, b.example_for(n)) for n in b.example_problems()]
+    b = get_backend(backend)
+    extra = [("honest add (triton)", "honest:add_problem.py", HONEST / "add_triton.py")] if backend == "triton" else []
+    return [(f"{backend} example {n}", n, b.example_for(n)) for n in b.example_problems()] + extra
 
 
 def kforge(problem, source: str, warm: Path, split: bool, backend: str = "cuda", compile_baseline: bool = True) -> dict:
@@ -87,7 +91,7 @@ def kforge(problem, source: str, warm: Path, split: bool, backend: str = "cuda",
                                                         compile_reference=compile_baseline))
     total = time.monotonic() - t0
     shutil.rmtree(cache, ignore_errors=True)
-    return {"verdict_s": round(total, 2), "spare_worker_ready": spare, "verdict": r.verdict.value, "build_s": r.stage_seconds.get("build"),
+    return {"verdict_s": round(total, 2), "backend": backend, "spare_worker_ready": spare, "verdict": r.verdict.value, "build_s": r.stage_seconds.get("build"),
             "stages": r.stage_seconds, "detail_s": r.detail_seconds, "build_notes": r.build_notes, "speedup": r.speedup("eager"),
             "flags": r.flags, "messages": r.messages[:2]}
 
@@ -106,12 +110,18 @@ def run(a) -> None:
     kb = Path(a.kb) if a.kb else None
     ids, n = a.shard.split("/")
     ids, n = {int(x) for x in ids.split(",")}, int(n)
-    mine = [c for k, c in enumerate(CANDIDATES if a.backend == "cuda" else cpu_candidates())
+    mine = [c for k, c in enumerate(CANDIDATES if a.backend == "cuda" else shipped_candidates(a.backend))
             if k % n in ids and c[0].startswith(a.only)]
     warm = Path(os.environ.get("KFORGE_CACHE_DIR") or tempfile.mkdtemp(prefix="kforge-warm-"))
     modes = a.modes.split(",")
     os.environ.setdefault("KFORGE_PCH_DIR", str(warm / "precompiled_headers"))  # shared by the fresh caches
     out = open(a.out, "a")
+    # a spare worker for the first candidate too (later ones find the one started after the previous job)
+    from kforge_core.backends import get_backend
+    from kforge_core.evaluation.evaluator import worker_env
+
+    SPARES.replenish(worker_env(get_backend(a.backend), EvalSettings(cache_dir=str(warm)), None),
+                     "kforge_core.evaluation.worker")
     for k, (tag, spec, path) in enumerate(mine):
         problem, source = problem_for(spec, kb), path.read_text()
         t0 = time.monotonic()  # warm-up: the reference's timings per problem; the first one also builds the
@@ -134,6 +144,8 @@ def run(a) -> None:
 
 
 def path_taken(result: dict) -> str:
+    if result.get("backend") == "triton":
+        return "Triton JIT"
     notes = " ".join(result.get("build_notes") or [])
     if "split build:" in notes:
         return "split"
@@ -192,7 +204,7 @@ def main() -> int:
     r.add_argument("--kb", help="KernelBench folder (with level1/)")
     r.add_argument("--shard", default="0/1")
     r.add_argument("--modes", default="split,previous,plain")
-    r.add_argument("--backend", default="cuda", choices=("cuda", "cpu"))
+    r.add_argument("--backend", default="cuda", choices=("cuda", "cpu", "triton"))
     r.add_argument("--only", default="", help="candidates whose tag starts with this (e.g. 'kb')")
     r.add_argument("--no-compile-baseline", dest="compile_baseline", action="store_false",
                    help="no torch.compile timing of the reference (no per-problem warm-up evaluation needed)")
