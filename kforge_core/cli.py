@@ -72,12 +72,43 @@ def _cmd_eval(args) -> int:
     settings = EvalSettings(n_trials=args.trials, timing=not args.no_timing, compile_reference=not args.no_compile,
                             build_timeout_s=args.build_timeout, run_timeout_s=args.run_timeout,
                             memory_limit_mb=args.memory_mb)
+    if args.watch is not None:
+        return _watch(args, problem, backend, settings, source)
+    return 0 if _eval_and_print(args, problem, backend, settings, source).correct else 1
+
+
+def _eval_and_print(args, problem, backend, settings, source: str):
     result = evaluate(problem, source, backend, settings)
-    print(verdict_table(result))
+    print(verdict_table(result), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_dict(), indent=2))
-        print(f"wrote {args.json}")
-    return 0 if result.correct else 1
+        print(f"wrote {args.json}", flush=True)
+    return result
+
+
+def _watch(args, problem, backend, settings, source: str) -> int:
+    """A verdict each time the candidate file changes. Between saves the next worker does its imports (a
+    spare, sandbox.py), so a new verdict does not wait for Python, torch and the GPU context to start."""
+    import time
+
+    done, last = 0, None
+    try:
+        while args.watch == 0 or done < args.watch:
+            if source is not None and source != last:
+                result = _eval_and_print(args, problem, backend, settings, source)
+                done, last = done + 1, source
+                print(f"-- verdict {done}: {result.verdict.value} in {result.duration_s:.1f} s. Watching "
+                      f"{args.candidate}: save it for a new verdict, Ctrl-C to stop.", flush=True)
+                if args.watch and done >= args.watch:
+                    break
+            time.sleep(0.3)
+            try:
+                source = Path(args.candidate).read_text()
+            except (OSError, UnicodeDecodeError):
+                source = None  # being replaced by an editor: read it again on the next tick
+    except KeyboardInterrupt:
+        pass
+    return 0
 
 
 def _cmd_profile(args) -> int:
@@ -261,6 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--build-timeout", type=float, default=600.0)
     p.add_argument("--run-timeout", type=float, default=120.0)
     p.add_argument("--memory-mb", type=int, default=EvalSettings().memory_limit_mb)
+    p.add_argument("--watch", nargs="?", type=int, const=0, metavar="N",
+                   help="evaluate again each time the candidate file changes, with a worker ready between saves "
+                        "(N: stop after N verdicts)")
     p.set_defaults(fn=_cmd_eval)
     p = sub.add_parser("run", help="run the agents for N rounds on one problem (headless session)")
     p.add_argument("--problem", required=True)
