@@ -102,3 +102,39 @@ def test_a_store_written_by_the_previous_format_opens_and_shows_its_runs(tmp_pat
     assert "format" not in store.read_json(run["id"], 1, A.GATE)
     Store(home)  # opening again runs no migration twice
     assert store.schema_version() == SCHEMA_VERSION
+
+
+def test_a_flagged_speedup_is_never_the_runs_best_nor_in_fast_p(tmp_path):
+    """Aggregator underflow: a round whose time was driven towards 0 (flagged: past the review threshold or the
+    memory roofline) must not become the run's best, nor lift fast_p or the geometric mean of a bench."""
+    from kforge_core.bench import run_outcome
+    from kforge_core.evaluation.result import EvalResult, TimingStats, Verdict
+    from kforge_core.executors import Executor
+    from kforge_core.metrics import fast_p, geomean_speedup
+
+    def result(candidate_ms: float, flags: list[str]) -> EvalResult:
+        stats = lambda ms: TimingStats(ms, ms, ms, ms, ms, ms, 0.0, 10)  # noqa: E731
+        return EvalResult(Verdict.CORRECT, ["all 3 trials match the reference"], problem="level1/3_Softmax",
+                          backend="cpu", timings={"eager": stats(1.0), "candidate": stats(candidate_ms)}, flags=flags)
+
+    class Canned(Executor):
+        def __init__(self, results):
+            self.results = list(results)
+
+        def evaluate(self, problem, program, backend, settings):
+            return self.results.pop(0)
+
+    store = Store(tmp_path)
+    rid = Session.create(store, demo_config(max_rounds=2, analysis_provider=None))
+    src = (ASSETS_DIR / "examples/cpu/level1/3_Softmax.py").read_text()
+    honest, underflow = result(1 / 1.5, []), result(1e-3, ["speedup 1000.0x vs eager is above the 10x review "
+                                                           "threshold: check the kernel by hand"])
+    Session(store, rid, ScriptedProvider([f"```python\n{src}```", f"```python\n{src}# round 2\n```"]),
+            ScriptedProvider(["Vectorise the inner loop."] * 2), executor=Canned([honest, underflow])).run()
+    run = store.run(rid)
+    assert [r["verdict"] for r in store.rounds(rid)] == ["correct", "correct"]
+    assert run["best_round"] == 1 and run["best_speedup"] == pytest.approx(1.5)
+    outcome = run_outcome(store, {"run_id": rid, "problem": "level1/3_Softmax", "sample": 0, "status": "finished",
+                                  "best_round": run["best_round"]})
+    assert outcome.speedup_eager == pytest.approx(1.5)
+    assert geomean_speedup([outcome]) == pytest.approx(1.5) and fast_p([outcome], 2.0) == 0.0
