@@ -79,10 +79,10 @@ def build_summary(r) -> str:
 
 def build_estimate(seconds: list[float]) -> str:
     """What a user waits for while a build runs: this process's measured builds, else the recorded H100 ones
-    (bench/results/2026-11-26_h100x4_build_paths)."""
+    (bench/results/2026-11-26_h100_session4)."""
     if seconds:
         ordered = sorted(seconds)
         return (f"(builds here so far: median {ordered[len(ordered) // 2]:.1f} s over {len(ordered)}, "
                 f"longest {ordered[-1]:.0f} s)")
-    return ("(nothing built in this app yet; measured on an H100: 1.5-2.2 s for a new source through the split "
-            "build, 24-31 s when it falls back to load_inline)")
+    return ("(nothing built in this app yet; measured on an H100: 1.6-2.7 s for a new source through the split "
+            "build, 26-40 s when it falls back to load_inline)")
