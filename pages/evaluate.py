@@ -5,7 +5,7 @@ import streamlit as st
 from kforge_core import jobs
 from kforge_core.backends import all_backends
 from kforge_core.evaluation import EvalSettings, evaluate
-from kforge_core.problems import ProblemError, builtin_problems
+from kforge_core.problems import builtin_problems
 from kforge_core.report import build_estimate, build_summary, verdict_table
 
 st.title("Evaluate a kernel")
