@@ -74,6 +74,8 @@ RUNTIME_BROKEN = {
                            "get_inputs() raised RuntimeError: dataset missing"),
     "get_inputs not a list": ("def get_inputs():\n    return 3\n", "get_inputs() must return a list, got int"),
     "non-tensor output": ("def get_inputs():\n    return [torch.randn(2)]\n", "returned str at output"),
+    "get_init_inputs not a list": ("def get_inputs():\n    return [torch.randn(2)]\ndef get_init_inputs():\n"
+                                   "    return None\n", "get_init_inputs() must return a list, got NoneType"),
 }
 
 
@@ -82,7 +84,9 @@ def test_runtime_problem_errors_name_file_and_cause(tmp_path, case):
     body, needle = RUNTIME_BROKEN[case]
     forward = "return 'not a tensor'" if case == "non-tensor output" else "return x"
     src = ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
-           f"        {forward}\n{body}def get_init_inputs():\n    return []\n")
+           f"        {forward}\n{body}")
+    if "def get_init_inputs" not in body:
+        src += "def get_init_inputs():\n    return []\n"
     f = tmp_path / "runtime_broken.py"
     f.write_text(src)
     with pytest.raises(ProblemError) as e:

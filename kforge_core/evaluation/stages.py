@@ -44,7 +44,7 @@ class Evaluation(CorrectnessStage, TimingStage):
         self.own_share: float | None = None  # honesty.own_kernel_share, once timed
         self.guarded = guarded_now()  # before the candidate is imported
         self.region_name = ""
-        # where get_inputs() runs: the GPU for CUDA backends (see _inputs_on_device), else the host
+        # where get_inputs() runs: the GPU for CUDA backends (see _draw_inputs), else the host
         self.input_device = "cuda" if self.backend.device() == "cuda" and self.settings.inputs_on_device else None
 
     def timed(self, name: str):
@@ -108,9 +108,7 @@ class Evaluation(CorrectnessStage, TimingStage):
         path = self.problem["path"]
         for fn in ("get_init_inputs", "get_inputs"):
             try:
-                value = self._inputs_on_device(ref, seed) if fn == "get_inputs" else seeded(seed, ref.get_init_inputs)
-                if value is None:
-                    value = seeded(seed, ref.get_inputs)
+                value = self._draw_inputs(ref, seed) if fn == "get_inputs" else seeded(seed, ref.get_init_inputs)
             except Exception as e:
                 raise ProblemFailure(f"{path}: {fn}() raised {describe_exception(e, path)}")
             if not isinstance(value, (list, tuple)):
@@ -119,25 +117,23 @@ class Evaluation(CorrectnessStage, TimingStage):
                 init = value
         return init, value
 
-    def _inputs_on_device(self, ref, seed: int):
-        """get_inputs() with the GPU as the default device: KernelBench's inputs of several GB take seconds
-        to draw on the host and copy over, milliseconds on the GPU. Same distributions, other values (the
-        GPU's generator), the same for the reference and the candidate. A problem whose get_inputs() cannot
-        run that way (a CPU generator, numpy) gets its inputs on the host, for this whole evaluation.
-        None: make them on the host."""
-        import torch
+    def _draw_inputs(self, ref, seed: int):
+        """get_inputs() under `seed`, with the GPU as the default device where input_device says so:
+        KernelBench's inputs of several GB take seconds to draw on the host and copy over, milliseconds on
+        the GPU. Same distributions, other values (the GPU's generator), the same for the reference and the
+        candidate. A problem whose get_inputs() cannot run that way (a CPU generator, numpy) gets its inputs
+        on the host, for this whole evaluation."""
+        if self.input_device is not None:
+            import torch
 
-        device = self.input_device
-        if device is None:
-            return None
-        try:
-            with torch.device(device):
-                return seeded(seed, ref.get_inputs)
-        except Exception as e:
-            self.input_device = None
-            self.timing_notes.append(f"inputs made on the host: get_inputs() failed with the GPU as default "
-                                     f"device ({type(e).__name__}: {str(e)[:120]})")
-            return None
+            try:
+                with torch.device(self.input_device):
+                    return seeded(seed, ref.get_inputs)
+            except Exception as e:
+                self.input_device = None
+                self.timing_notes.append(f"inputs made on the host: get_inputs() failed with the GPU as default "
+                                         f"device ({type(e).__name__}: {str(e)[:120]})")
+        return seeded(seed, ref.get_inputs)
 
     def make_reference(self, ref, init, seed: int, device):
         try:
