@@ -49,6 +49,10 @@ class Case:
     def name(self) -> str:
         return self.path.stem
 
+    def message_due(self, verdict: str) -> bool:
+        """Whether `message` must be found: it goes with the first expected verdict (a case may end as either)."""
+        return bool(self.message) and verdict == self.expect.split("|")[0].strip()
+
 
 def _value(v: str):
     for cast in (int, float):

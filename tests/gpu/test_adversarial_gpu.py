@@ -20,7 +20,7 @@ def test_gpu_adversarial_case(case):
     r = run_case(case)
     print(f"\n=== {case.name}: {r.verdict.value}: {r.messages[:1]}")
     assert r.verdict.value in case.expected, (case.name, r.messages)
-    if case.message and r.verdict.value == case.expect.split("|")[0].strip():  # its message goes with the first verdict
+    if case.message_due(r.verdict.value):
         assert any(case.message in m for m in r.messages), (case.name, r.messages)
     if case.name.startswith("39_"):  # the context is poisoned: the next candidate must still be judged fine
         from kforge_core.backends import get_backend
