@@ -39,11 +39,17 @@ from kforge_core.problems import load_problem_file, resolve_problem
 
 HERE = Path(__file__).resolve().parent
 HONEST = REPO_ROOT / "tests" / "gpu" / "honest"
+
+
+def kb_candidates(*names: str) -> list:
+    """KernelBench level-1 problems at their real size, each with its candidate in bench/cuda_candidates."""
+    return [(f"kb {n}", f"kb:level1/{n}", HERE / "cuda_candidates" / f"kb_L1_{n}.py") for n in names]
+
+
 # (tag, problem: built-in name or "kb:level1/NAME", candidate source)
 CANDIDATES = [
-    *[(f"kb {p}", f"kb:level1/{p}", HERE / "cuda_candidates" / f"kb_L1_{p}.py") for p in (
-        "88_MinGPTNewGelu", "12_Matmul_with_diagonal_matrices_", "95_CrossEntropyLoss", "40_LayerNorm",
-        "44_Average_Pooling_1D", "42_Max_Pooling_2D")],
+    *kb_candidates("88_MinGPTNewGelu", "12_Matmul_with_diagonal_matrices_", "95_CrossEntropyLoss", "40_LayerNorm",
+                   "44_Average_Pooling_1D", "42_Max_Pooling_2D"),
     *[(f"example {n}", n, ASSETS_DIR / "examples" / "cuda" / f"{n}.py") for n in (
         "level1/1_ReLU", "level1/2_Sum_reduction_over_a_dimension", "level1/3_Softmax", "level1/6_LayerNorm",
         "level1/7_GELU", "level2/5_Scale_Residual_Add_Clamp")],
@@ -51,7 +57,7 @@ CANDIDATES = [
     ("honest tiled matmul", "level1/4_Square_matrix_multiplication", HONEST / "tiled_matmul_cuda.py"),
     ("honest new gelu", "level1/8_NewGELU", HONEST / "new_gelu_cuda.py"),
     ("fallback: templated kernel", "level1/1_ReLU", HERE / "cuda_candidates" / "templated_relu_fallback.py"),
-    *[(f"kb {p}", f"kb:level1/{p}", HERE / "cuda_candidates" / f"kb_L1_{p}.py") for p in ("21_Sigmoid", "23_Softmax")],
+    *kb_candidates("21_Sigmoid", "23_Softmax"),  # added later: at the end, so earlier shards keep their candidates
 ]
 REFERENCE_CACHES = ("reference_timings", "device_bandwidth", "reference_memory")
 
