@@ -40,7 +40,7 @@ def main() -> int:
     import torch
     from torch.utils.cpp_extension import load_inline
 
-    from kforge_core.evaluation.split_build import SplitBuilder
+    from kforge_core.evaluation.building.split_build import SplitBuilder
 
     root = Path(tempfile.mkdtemp(prefix="kforge-binding-"))
     notes: list[str] = []

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from kforge_core import ASSETS_DIR, REPO_ROOT
 from kforge_core.evaluation import EvalSettings, evaluate
-from kforge_core.evaluation.sandbox import SPARES
+from kforge_core.evaluation.isolation.sandbox import SPARES
 from kforge_core.problems import load_problem_file, resolve_problem
 
 HERE = Path(__file__).resolve().parent
@@ -127,7 +127,7 @@ def run(a) -> None:
     from kforge_core.evaluation.evaluator import worker_env
 
     SPARES.replenish(worker_env(get_backend(a.backend), EvalSettings(cache_dir=str(warm)), None),
-                     "kforge_core.evaluation.worker")
+                     "kforge_core.evaluation.worker.main")
     for k, (tag, spec, path) in enumerate(mine):
         problem, source = problem_for(spec, kb), path.read_text()
         t0 = time.monotonic()  # warm-up: the reference's timings per problem; the first one also builds the

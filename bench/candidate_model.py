@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kforge_core.evaluation.loading import load_source_module, seeded, to_device
+from kforge_core.evaluation.worker.loading import load_source_module, seeded, to_device
 from kforge_core.problems import Problem
 
 

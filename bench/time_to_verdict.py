@@ -28,8 +28,8 @@ from pathlib import Path
 from kforge_core import REPO_ROOT
 from kforge_core.backends import get_backend
 from kforge_core.evaluation import EvalSettings, evaluate
-from kforge_core.evaluation.fast_build import BACKENDS as FAST_BUILD_BACKENDS
-from kforge_core.evaluation.sandbox import SPARES
+from kforge_core.evaluation.building.fast_build import BACKENDS as FAST_BUILD_BACKENDS
+from kforge_core.evaluation.isolation.sandbox import SPARES
 from kforge_core.problems import resolve_problem
 
 SETTINGS = {}  # the default verdict: 3 trials, anti-cheat checks, eager and torch.compile timings

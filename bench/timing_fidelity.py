@@ -35,7 +35,7 @@ print(json.dumps({"do_bench_ms": ms}))
 
 EMPTY_KERNEL = r"""
 import json, torch
-from kforge_core.evaluation import timing as T
+from kforge_core.evaluation.judging import timing as T
 clock = T.make_clock("cuda")
 stats = T.measure({"empty": lambda: torch.cuda._sleep(0)}, clock, 3, 200, 200, 0.0)
 print(json.dumps({"kforge_empty_kernel_ms": stats["empty"].median_ms}))

@@ -40,6 +40,10 @@ def verdict_table(r: EvalResult) -> str:
         lines.append(f"build: {n}")
     if r.own_kernel_share is not None:
         lines.append(f"own-kernel share of the candidate's time: {r.own_kernel_share:.0%}")
+    if attribution_summary(r):
+        lines.append(attribution_summary(r))
+    if error_model_summary(r):
+        lines.append(error_model_summary(r))
     for f in r.flags:
         lines.append(f"FLAGGED FOR REVIEW: {f}")
     if r.flags and r.correct and r.timings:
@@ -54,6 +58,31 @@ def verdict_table(r: EvalResult) -> str:
                       f"torch {env.get('torch', '?')} | python {env.get('python', '?')}"]
     lines.append(f"took {r.duration_s:.1f} s")
     return "\n".join(lines)
+
+
+def attribution_summary(r) -> str:
+    """Whose work the speedup is, and the policy it was judged by (judging/attribution.py)."""
+    a = r.attribution or {}
+    if a.get("replaced_share") is None:
+        return ""
+    policy = {"partial": "own kernels must replace part of the reference's work",
+              "all": "all compute in own kernels"}.get(a.get("policy", ""), a.get("policy", ""))
+    return (f"whose work: own kernels replaced {a['replaced_share']:.0%} of the reference's operator time, "
+            f"{len(a.get('kept', []))} operator(s) kept from PyTorch/the library (policy: {policy})")
+
+
+def error_model_summary(r) -> str:
+    """How the values were judged: the measured error against its allowance, worst over trials and outputs."""
+    models = [t.error_model for t in r.trials if getattr(t, "error_model", None)]
+    if not models:
+        return ""
+    if all(m.get("model") != "float64 reference" for m in models):
+        return f"values judged by the fixed tolerance: {models[0].get('why', '')}"
+    leaves = [leaf for m in models for leaf in m.get("leaves", [])]
+    worst = max(leaves, key=lambda x: x["norm_error"] / x["norm_allowance"] if x["norm_allowance"] else 0.0)
+    return (f"values judged against a float64 run of the reference: worst norm-wise error {worst['norm_error']:.3g} "
+            f"of an allowance {worst['norm_allowance']:.3g} ({worst['output']}; the fp32 reference's own error is "
+            f"up to {worst['reference_error_max']:.3g} per element)")
 
 
 def build_path(r) -> tuple[str, str]:

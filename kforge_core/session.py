@@ -193,7 +193,7 @@ class Session(RunRecord):
         ref = self.config.reference_kernel
         out = self.gen.generate(GenerationRequest(
             self.problem, self.backend, idx, code, prev_result, rec,
-            ReferenceKernel(ref["backend"], ref["code"]) if ref else None))
+            ReferenceKernel(ref["backend"], ref["code"]) if ref else None, self.settings.kernel_policy))
         s.write_json(rid, idx, A.GENERATION_PROMPT, [{"role": m.role, "text": m.text} for m in out.messages])
         s.write_text(rid, idx, A.GENERATION_ANSWER, out.answer)
         if out.program is not None:

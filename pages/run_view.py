@@ -10,7 +10,7 @@ import streamlit as st
 from kforge_core import artifacts as A
 from kforge_core.agents.parsing import Recommendation
 from kforge_core.evaluation import EvalResult
-from kforge_core.report import build_summary, verdict_table
+from kforge_core.report import attribution_summary, build_summary, error_model_summary, verdict_table
 from kforge_core.run_record import GateDecision
 from pages.common import manager
 from profiler_adapters.screenshots import ImageRejected, normalise_screenshot
@@ -108,6 +108,9 @@ def show_round(r: dict, prev_code: str | None, latest: bool) -> str | None:
                 if result.own_kernel_share is not None:
                     st.caption(f"Own-kernel share of the candidate's time: {result.own_kernel_share:.0%} "
                                "(kernels its source defines, vs library and PyTorch kernels)")
+                for line in (attribution_summary(result), error_model_summary(result)):
+                    if line:
+                        st.caption(line[0].upper() + line[1:])
                 for flag in result.flags:
                     st.warning(f"Flagged for review: {flag}")
                 if result.flags and result.timings:

@@ -16,9 +16,9 @@ RANGE = "kforge_candidate"
 def main() -> int:
     import torch
 
-    from kforge_core.evaluation.loading import seeded, to_device
-    from kforge_core.evaluation.stages import Evaluation
-    from kforge_core.evaluation.worker import EventLog
+    from kforge_core.evaluation.worker.loading import seeded, to_device
+    from kforge_core.evaluation.worker.stages import Evaluation
+    from kforge_core.evaluation.worker.main import EventLog
 
     jobdir = Path(sys.argv[1])
     job = json.loads((jobdir / "job.json").read_text())

@@ -1,4 +1,4 @@
-"""Sandboxed torch.profiler run (started through kforge_core.evaluation.sandbox like the evaluator):
+"""Sandboxed torch.profiler run (started through kforge_core.evaluation.isolation.sandbox like the evaluator):
 per-operator / per-kernel time of the candidate and of the reference, on any device.
 
     python -m profiler_adapters.torch_profile_target JOBDIR
@@ -16,7 +16,7 @@ TOP = 15
 def _tables(prof) -> dict:
     """GPU activities (each counted once) and CPU operators (self time), kept apart: an operator's
     device_time_total repeats its kernels' time, so the two never go into one sum."""
-    from profiler_adapters.device_time import cpu_op_rows, device_rows
+    from kforge_core.evaluation.judging.device_time import cpu_op_rows, device_rows
 
     kernels, ops = device_rows(prof), cpu_op_rows(prof)
     return {"kernels": kernels[:TOP], "kernel_us": round(sum(r["us"] for r in kernels), 2),
@@ -24,7 +24,7 @@ def _tables(prof) -> dict:
 
 
 def main() -> int:
-    from kforge_core.evaluation.worker import start_job
+    from kforge_core.evaluation.worker.main import start_job
 
     jobdir = Path(sys.argv[1])
     job, log = start_job(jobdir)
@@ -32,8 +32,8 @@ def main() -> int:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from kforge_core.evaluation.loading import seeded, to_device
-    from kforge_core.evaluation.stages import Evaluation
+    from kforge_core.evaluation.worker.loading import seeded, to_device
+    from kforge_core.evaluation.worker.stages import Evaluation
 
     ev = Evaluation(job, jobdir, log)
     ref = ev.load_problem()
@@ -69,7 +69,7 @@ def main() -> int:
         if side == "candidate":
             last_prof = prof
         tables[side] = _tables(prof)
-    from profiler_adapters.device_time import device_rows, own_kernel_names, own_share
+    from kforge_core.evaluation.judging.device_time import device_rows, own_kernel_names, own_share
 
     tables["candidate"]["own_share"] = own_share(device_rows(last_prof), own_kernel_names(
         (jobdir / "candidate.py").read_text()))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kforge_core.backends import get_backend
 from kforge_core.evaluation.evaluator import worker_env
-from kforge_core.evaluation.sandbox import run_worker
+from kforge_core.evaluation.isolation.sandbox import run_worker
 from kforge_core.evaluation.settings import EvalSettings
 from kforge_core.problems import Problem
 from kforge_core.profile import Metric, ProfileReport

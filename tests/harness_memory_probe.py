@@ -28,8 +28,8 @@ def reset_peak() -> float:
 def main() -> None:
     import torch
 
-    from kforge_core.evaluation.stages import Evaluation
-    from kforge_core.evaluation.worker import EventLog
+    from kforge_core.evaluation.worker.stages import Evaluation
+    from kforge_core.evaluation.worker.main import EventLog
 
     mode, jobdir = sys.argv[1], Path(sys.argv[2])
     torch.set_num_threads(1)

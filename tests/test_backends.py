@@ -6,7 +6,7 @@ import pytest
 
 from kforge_core.backends import all_backends, get_backend
 from kforge_core.backends.metal import metal_availability
-from kforge_core.evaluation.static_checks import check_source
+from kforge_core.evaluation.judging.static_checks import check_source
 from kforge_core.problems import builtin_problems
 
 

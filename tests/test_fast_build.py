@@ -1,11 +1,11 @@
-"""Faster load_inline builds (kforge_core/evaluation/fast_build.py): lighter CUDA sources with a fallback,
+"""Faster load_inline builds (kforge_core/evaluation/building/fast_build.py): lighter CUDA sources with a fallback,
 and a precompiled torch/extension.h that a real C++ build uses."""
 
 import pytest
 
 from kforge_core import ASSETS_DIR
 from kforge_core.evaluation import EvalSettings, Verdict, evaluate
-from kforge_core.evaluation import fast_build as FB
+from kforge_core.evaluation.building import fast_build as FB
 from kforge_core.problems import resolve_problem
 
 KERNEL = """#include <torch/extension.h>

@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from kforge_core.evaluation import EvalSettings, Verdict
-from kforge_core.evaluation.correctness import compare, validate_output
+from kforge_core.evaluation.judging.correctness import compare, validate_output
 from kforge_core.evaluation.evaluator import _result_from_outcome
-from kforge_core.evaluation.fingerprint import fingerprint
-from kforge_core.evaluation.sandbox import ChildOutcome
-from kforge_core.evaluation.stages import Evaluation
-from kforge_core.evaluation.worker import EventLog
+from kforge_core.evaluation.judging.fingerprint import fingerprint
+from kforge_core.evaluation.isolation.sandbox import ChildOutcome
+from kforge_core.evaluation.worker.stages import Evaluation
+from kforge_core.evaluation.worker.main import EventLog
 from kforge_core.backends import get_backend
 from kforge_core.problems import problem_from_source, resolve_problem
 
@@ -85,7 +85,7 @@ def in_process_evaluation(tmp_path, candidate: str) -> Evaluation:
 
 
 def test_an_exception_in_a_harness_check_is_a_harness_error(tmp_path, monkeypatch):
-    import kforge_core.evaluation.correctness as C
+    import kforge_core.evaluation.judging.correctness as C
 
     def broken_compare(*a, **k):
         raise RuntimeError("injected fault in the comparison")
@@ -138,7 +138,7 @@ def test_a_worker_dying_in_harness_code_is_a_harness_error_with_stderr():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64,
                                    torch.bool, torch.complex64])
 def test_chunked_compare_and_fingerprints_agree_with_the_plain_definitions(dtype, monkeypatch):
-    import kforge_core.evaluation.correctness as C
+    import kforge_core.evaluation.judging.correctness as C
 
     monkeypatch.setattr(C, "CHUNK", 1000)  # many chunks
     g = torch.Generator().manual_seed(0)
@@ -178,7 +178,7 @@ def test_kforge_check_on_a_folder_with_a_baseline(tmp_path, capsys):
 def test_a_worker_may_lengthen_its_run_deadline_for_a_large_problem_but_never_shorten_it(tmp_path):
     """The fit check asks for more time on problems whose inputs take seconds to make; the sandbox grants it
     (and only ever more than the configured limit)."""
-    from kforge_core.evaluation.sandbox import run_worker
+    from kforge_core.evaluation.isolation.sandbox import run_worker
 
     script = ("import json, sys, time\n"
               "log = open(sys.argv[1] + '/events.jsonl', 'a', buffering=1)\n"

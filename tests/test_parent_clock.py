@@ -1,7 +1,7 @@
-"""The parent's clock against the worker's timings (kforge_core/evaluation/parent_clock.py): what it rejects,
+"""The parent's clock against the worker's timings (kforge_core/evaluation/judging/parent_clock.py): what it rejects,
 what it only flags, and the honest disagreements it must let pass."""
 
-from kforge_core.evaluation.parent_clock import UNVERIFIED_FLAG, judge
+from kforge_core.evaluation.judging.parent_clock import UNVERIFIED_FLAG, judge
 from kforge_core.evaluation.result import EvalResult, TimingStats, Verdict
 
 

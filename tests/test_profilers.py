@@ -181,7 +181,7 @@ def test_gif_is_refused_by_format():
 # -- device time from a trace: counted once, split into the candidate's kernels and the rest ------------------
 
 def test_own_kernel_names_and_trace_matching():
-    from profiler_adapters.device_time import is_own, own_kernel_names
+    from kforge_core.evaluation.judging.device_time import is_own, own_kernel_names
 
     src = ("template <typename T>\n__global__ void __launch_bounds__(256) relu_kernel(T* x) {}\n"
            "extern \"C\" __global__ void cfn(float* x) {}\n__global__ void nvjet_tst(float* x) {}\n"

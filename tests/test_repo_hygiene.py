@@ -52,3 +52,44 @@ def test_no_core_module_over_400_lines():
     long = [f"{f.relative_to(ROOT)}: {n}" for f in (ROOT / "kforge_core").rglob("*.py")
             if (n := len(f.read_text().splitlines())) > 400]
     assert not long, long
+
+
+# Which rooms of kforge_core/evaluation/ each room may import (besides itself and the shared vocabulary:
+# result, settings, outcome). The package's __init__ and the entry point `evaluator` may import any room.
+EVALUATION_ROOMS = {
+    "building": set(),
+    "isolation": set(),
+    "judging": set(),
+    "worker": {"building", "judging"},
+}
+SHARED_VOCABULARY = {"result", "settings", "outcome"}
+
+
+def _evaluation_imports(text: str) -> set[str]:
+    """The first component under kforge_core.evaluation of every import in `text` ('' for the package)."""
+    found = set(re.findall(r"^\s*(?:from|import)\s+kforge_core\.evaluation\.(\w+)", text, re.M))
+    found |= {n.strip().split(" as ")[0] for m in re.findall(r"^\s*from kforge_core\.evaluation import ([\w ,]+)", text, re.M)
+              for n in m.split(",")}
+    return found
+
+
+def test_evaluation_rooms_import_only_what_they_may():
+    base = ROOT / "kforge_core" / "evaluation"
+    offenders = []
+    for room, allowed in EVALUATION_ROOMS.items():
+        assert (base / room / "__init__.py").read_text().startswith('"""'), f"{room} says what it owns"
+        for f in (base / room).rglob("*.py"):
+            for name in _evaluation_imports(f.read_text()) - {room} - allowed - SHARED_VOCABULARY:
+                offenders.append(f"{f.relative_to(ROOT)} imports kforge_core.evaluation.{name}")
+    for name in SHARED_VOCABULARY:
+        used = _evaluation_imports((base / f"{name}.py").read_text()) - SHARED_VOCABULARY
+        offenders += [f"evaluation/{name}.py imports kforge_core.evaluation.{u}" for u in used]
+    assert not offenders, offenders
+
+
+def test_evaluation_never_imports_the_layers_above_it():
+    # The evaluator is the bottom layer: profiler adapters (called by the session, CLI and tasks) and pages
+    # build on it, never the other way round.
+    offenders = [str(f.relative_to(ROOT)) for f in (ROOT / "kforge_core" / "evaluation").rglob("*.py")
+                 if re.search(r"^\s*(from|import)\s+(profiler_adapters|pages)\b", f.read_text(), re.M)]
+    assert not offenders, offenders

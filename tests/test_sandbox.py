@@ -5,7 +5,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from kforge_core.evaluation.sandbox import run_worker
+from kforge_core.evaluation.isolation.sandbox import run_worker
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +73,7 @@ def test_spare_worker_serves_the_next_evaluation(monkeypatch):
     """After one evaluation a spare worker (torch imported) waits; the next evaluation runs in it with the same
     verdict and timings of its own; with KFORGE_SPARE_WORKERS=0 every evaluation starts a fresh process."""
     from kforge_core.evaluation import EvalSettings, evaluate
-    from kforge_core.evaluation.sandbox import SPARES
+    from kforge_core.evaluation.isolation.sandbox import SPARES
     from kforge_core.problems import resolve_problem
 
     problem = resolve_problem("level1/1_ReLU")

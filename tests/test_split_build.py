@@ -11,9 +11,9 @@ import pytest
 
 from kforge_core import ASSETS_DIR, REPO_ROOT
 from kforge_core.evaluation import EvalSettings, Verdict, evaluate
-from kforge_core.evaluation import cuda_split as CS
-from kforge_core.evaluation import lite_binding as LB
-from kforge_core.evaluation import split_build as SB
+from kforge_core.evaluation.building import cuda_split as CS
+from kforge_core.evaluation.building import lite_binding as LB
+from kforge_core.evaluation.building import split_build as SB
 from kforge_core.problems import resolve_problem
 
 CUDA_SOURCES = sorted((ASSETS_DIR / "examples" / "cuda").glob("*/*.py")) + \
@@ -184,7 +184,7 @@ def test_cuda_sources_build_through_the_split_path(tmp_path):
     script = textwrap.dedent(r"""
         import ast, json, sys
         from pathlib import Path
-        from kforge_core.evaluation import split_build as SB
+        from kforge_core.evaluation.building import split_build as SB
         import torch.utils.cpp_extension as ce
         out = {}
         for path in sys.argv[2:]:

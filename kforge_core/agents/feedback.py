@@ -23,4 +23,9 @@ def feedback_from_result(r: EvalResult) -> dict:
     if r.verdict in (Verdict.RUNTIME_ERROR, Verdict.TIMEOUT) and r.stderr_tail.strip():
         fb["stderr"] = _tail(r.stderr_tail, STDERR_CHARS)
     fb["timings"] = {name: t.median_ms for name, t in r.timings.items()}
+    fb["whose_work"] = ""
+    if r.attribution.get("replaced_share") is not None:
+        from kforge_core.evaluation.judging.attribution import describe
+
+        fb["whose_work"] = describe(r.attribution)
     return fb

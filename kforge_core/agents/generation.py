@@ -37,6 +37,7 @@ class GenerationRequest:
     previous_result: EvalResult | None = None
     recommendation: Recommendation | None = None
     reference_kernel: ReferenceKernel | None = None
+    kernel_policy: str = "partial"  # EvalSettings.kernel_policy: what the evaluator will accept, said in the prompt
 
 
 @dataclass
@@ -69,7 +70,7 @@ class GenerationAgent:
         self.prompts = prompts or PromptLibrary()
 
     def build_messages(self, req: GenerationRequest) -> list[Message]:
-        system = self.prompts.render("generation_system.j2", backend=req.backend)
+        system = self.prompts.render("generation_system.j2", backend=req.backend, kernel_policy=req.kernel_policy)
         user = self.prompts.render(
             "generation.j2", backend=req.backend, problem=req.problem, round_index=req.round_index,
             one_shot=one_shot_example(req.backend, exclude=req.problem.name), reference_kernel=req.reference_kernel,

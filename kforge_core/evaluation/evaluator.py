@@ -12,16 +12,13 @@ import time
 from pathlib import Path
 
 from kforge_core.backends import Backend, get_backend
-from kforge_core.evaluation import parent_clock, spare
+from kforge_core.evaluation.judging import parent_clock
+from kforge_core.evaluation.isolation import spare
 from kforge_core.evaluation.result import EvalResult, Verdict
-from kforge_core.evaluation.sandbox import ChildOutcome, run_worker
-from kforge_core.evaluation.settings import EvalSettings
-from kforge_core.evaluation.static_checks import check_source
+from kforge_core.evaluation.isolation.sandbox import ChildOutcome, run_worker
+from kforge_core.evaluation.settings import EvalSettings, default_cache_dir
+from kforge_core.evaluation.judging.static_checks import check_source
 from kforge_core.problems import Problem, ProblemError
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("KFORGE_CACHE_DIR", Path.home() / ".cache" / "kforge"))
 
 
 def _signal_name(returncode: int) -> str:

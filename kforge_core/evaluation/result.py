@@ -34,6 +34,7 @@ class TrialResult:
     mismatch_fraction: float | None = None
     worst: str = ""  # where the worst element is and its two values
     note: str = ""
+    error_model: dict | None = None  # how values were judged: float64 reference (errors, allowances) or fixed
 
 
 @dataclass
@@ -46,6 +47,7 @@ class TimingStats:
     mean_ms: float
     std_ms: float
     reps: int
+    host_ms: float | None = None  # the host's launch time of one call (CUDA: median, measured in warm-up)
 
     @property
     def cv(self) -> float:
@@ -75,6 +77,8 @@ class EvalResult:
     detail_seconds: dict[str, float] = field(default_factory=dict)  # e.g. anti-cheat profiler, environment
     memory: dict[str, float] = field(default_factory=dict)  # MiB: reference_peak, evaluation_peak, inputs, outputs
     own_kernel_share: float | None = None  # of the candidate's device time (CPU: time outside PyTorch operators)
+    # whose work the speedup is (judging/attribution.py): replaced_share, kept, replaced, substituted; policy
+    attribution: dict = field(default_factory=dict)
 
     @property
     def correct(self) -> bool:

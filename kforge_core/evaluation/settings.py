@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 # (atol, rtol) per dtype. fp32 allows for a different summation order over a few thousand terms
 # (relative error ~ sqrt(K)·eps of the terms' magnitude); half types allow for their 10/7-bit mantissas.
@@ -12,6 +14,11 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "float16": (1e-2, 1e-2),
     "bfloat16": (2e-2, 2e-2),
 }
+
+
+def default_cache_dir() -> Path:
+    """Where builds and cached reference timings live (KFORGE_CACHE_DIR shares them between workers)."""
+    return Path(os.environ.get("KFORGE_CACHE_DIR", Path.home() / ".cache" / "kforge"))
 
 
 def default_memory_limit_mb() -> int:
@@ -43,7 +50,15 @@ class EvalSettings:
     min_timing_s: float = 0.5  # per measured function
     threads: int | None = None  # CPU threads for torch and OpenMP; None: all cores
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
-    min_own_kernel_share: float = 0.5  # of the candidate's device time in its own kernels (strict rejects below)
+    # "float64": outputs judged against a float64 run of the reference, allowance tied to the reference's own
+    # rounding error plus the dtype's rtol (judging/error_model.py); "fixed": the atol/rtol of `tolerances` alone
+    error_model: str = "float64"
+    # Whose work may the speedup be (docs/anticheat.md, "Whose work"): "partial" (default, KernelBench's
+    # practical default): the candidate's own kernels must replace part of the reference's work, library calls
+    # may do the rest (fusion around cuBLAS/cuDNN); "all": its own kernels must also run at least
+    # min_own_kernel_share of its device time (strict rejects below, lenient flags), a benchmark setting.
+    kernel_policy: str = "partial"
+    min_own_kernel_share: float = 0.5  # used by kernel_policy="all"
     strictness: str = "strict"  # anti-cheat rules: "strict", "lenient" or "off" (see static_checks.py)
     suspicious_speedup: float = 10.0  # speedups above this are flagged for review, not celebrated
     fast_build: bool = True  # lighter CUDA includes + precompiled torch/extension.h (fast_build.py)

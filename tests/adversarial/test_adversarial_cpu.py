@@ -42,10 +42,10 @@ def suite_processes(pattern: str) -> list[str]:
 
 
 def test_no_worker_survives_the_suite():
-    left = suite_processes("kforge_core.evaluation.worker")
+    left = suite_processes("kforge_core.evaluation.worker.main")
     assert not left, f"leftover worker processes: {left}"
     # spare workers may wait for the next job, but none may still be inside a job's folder
-    for pid in suite_processes("kforge_core.evaluation.spare"):
+    for pid in suite_processes("kforge_core.evaluation.isolation.spare"):
         try:
             cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:

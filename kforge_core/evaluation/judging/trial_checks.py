@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kforge_core.evaluation import anticheat as AC
-from kforge_core.evaluation.fingerprint import fingerprints
+from kforge_core.evaluation.judging import anticheat as AC
+from kforge_core.evaluation.judging.fingerprint import fingerprints
 
 
 @dataclass

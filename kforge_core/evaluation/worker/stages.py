@@ -11,13 +11,13 @@ import os
 import time
 from pathlib import Path
 
-from kforge_core.evaluation.environment import environment
-from kforge_core.evaluation.honesty import guarded_now
-from kforge_core.evaluation.loading import describe_exception, load_source_module, seeded, to_device
-from kforge_core.evaluation.correctness_stage import CorrectnessStage
+from kforge_core.evaluation.worker.environment import environment
+from kforge_core.evaluation.judging.honesty import guarded_now
+from kforge_core.evaluation.worker.loading import describe_exception, load_source_module, seeded, to_device
+from kforge_core.evaluation.worker.correctness_stage import CorrectnessStage
 from kforge_core.evaluation.outcome import Outcome, ProblemFailure, gib, traceback_tail  # noqa: F401 (re-exported)
 from kforge_core.evaluation.result import Verdict
-from kforge_core.evaluation.timing_stage import TimingStage
+from kforge_core.evaluation.worker.timing_stage import TimingStage
 
 FIT_HEADROOM = 1.15  # allocator fragmentation and workspaces beyond the measured peaks
 
@@ -25,7 +25,7 @@ FIT_HEADROOM = 1.15  # allocator fragmentation and workspaces beyond the measure
 class Evaluation(CorrectnessStage, TimingStage):
     def __init__(self, job: dict, jobdir: Path, log):
         from kforge_core.backends import get_backend
-        from kforge_core.evaluation.evaluator import default_cache_dir
+        from kforge_core.evaluation.settings import default_cache_dir
         from kforge_core.evaluation.settings import EvalSettings
 
         self.job, self.jobdir, self.log = job, jobdir, log
@@ -41,7 +41,9 @@ class Evaluation(CorrectnessStage, TimingStage):
         self.timing_notes: list[str] = []
         self.memory: dict[str, float] = {}  # MiB: reference peak, whole evaluation's peak, inputs, outputs
         self.output_bytes = 0
-        self.own_share: float | None = None  # honesty.own_kernel_share, once timed
+        self.own_share: float | None = None  # honesty.kernel_attribution, once timed
+        self.attribution: dict = {}
+        self.reference_output_constant = False  # the reference's outputs did not change over the trials' inputs
         self.guarded = guarded_now()  # before the candidate is imported
         self.region_name = ""
         # where get_inputs() runs: the GPU for CUDA backends (see _draw_inputs), else the host
@@ -91,8 +93,9 @@ class Evaluation(CorrectnessStage, TimingStage):
                 f"{self.memory.get('reference_peak_mb', 0) / 1024:.2f} GiB]")
 
     # -- stages ---------------------------------------------------------------------------------------
-    def load_problem(self):
-        self.log.stage("load_problem")
+    def load_problem(self, log_stage: bool = True):
+        if log_stage:
+            self.log.stage("load_problem")
         path = self.problem["path"]
         try:
             ref = load_source_module(self.problem["source"], path, "kforge_reference", register=False)
@@ -144,7 +147,7 @@ class Evaluation(CorrectnessStage, TimingStage):
             raise ProblemFailure(f"{path}: Model(*get_init_inputs()) raised {describe_exception(e, path)}")
 
     def run_reference(self, model, inputs):
-        from kforge_core.evaluation.correctness import check_reference_outputs
+        from kforge_core.evaluation.judging.correctness import check_reference_outputs
 
         path = self.problem["path"]
         try:
@@ -195,7 +198,7 @@ class Evaluation(CorrectnessStage, TimingStage):
         sync()
         peak = torch.cuda.max_memory_allocated() - before
         self.scale_run_timeout(time.monotonic() - t0)
-        from kforge_core.evaluation import anticheat as AC
+        from kforge_core.evaluation.judging import anticheat as AC
 
         self.output_bytes = AC.output_bytes_hint(out)
         self.memory.update(reference_peak_mb=round(peak / 2**20, 1),
@@ -211,7 +214,7 @@ class Evaluation(CorrectnessStage, TimingStage):
                                                 f"{gib(free)} free of {gib(total)} on this GPU")
 
     def build(self):
-        from kforge_core.evaluation.build_errors import first_compiler_error, trim_log
+        from kforge_core.evaluation.building.build_errors import first_compiler_error, trim_log
 
         self.log.stage("build")
         source = Path(self.candidate_path).read_text()
@@ -237,11 +240,38 @@ class Evaluation(CorrectnessStage, TimingStage):
         model_new = getattr(mod, "ModelNew", None)
         if not isinstance(model_new, type):
             raise Outcome(Verdict.STATIC_REJECTED, "the program defines no class ModelNew")
+        if fast is not None and fast.calls == 0 and "load_inline" in source:
+            self.build_in_init(model_new, source)
         return model_new
+
+    def build_in_init(self, model_new, source: str) -> None:
+        """A program that calls load_inline in ModelNew.__init__ builds when the model is first made. Made once
+        here, that build is a build: under the build deadline, on a build worker ahead of the GPU stage, cached
+        for the trials. Anything else that fails here (a CUDA tensor on a build worker without a GPU) is left
+        for the trials to report; a compiler error is the verdict."""
+        from kforge_core.evaluation.building.build_errors import first_compiler_error, trim_log
+
+        try:
+            ref = self.load_problem(log_stage=False)
+            init = seeded(self.settings.seed, ref.get_init_inputs)
+        except Exception:
+            return
+        self._region("candidate")
+        try:
+            with self.timed("build_in_model_init"):
+                seeded(self.settings.seed, lambda: model_new(*init))
+        except Exception as e:
+            text = str(e)
+            if "Error building extension" in text:
+                err = first_compiler_error(text, source)
+                raise Outcome(Verdict.COMPILE_ERROR, err.message if err else text.splitlines()[0],
+                              build_log=trim_log(text))
+        finally:
+            self._region("harness")
 
     def install_fast_build(self):
         """Speed up load_inline builds (fast_build.py); KFORGE_FAST_BUILD=0 builds exactly as torch does."""
-        from kforge_core.evaluation import fast_build
+        from kforge_core.evaluation.building import fast_build
 
         if (self.backend.name not in fast_build.BACKENDS or not self.settings.fast_build
                 or os.environ.get("KFORGE_FAST_BUILD", "1") == "0"):
@@ -306,12 +336,13 @@ class Evaluation(CorrectnessStage, TimingStage):
         if self.settings.strictness != "off":
             self.check_guarded(self.guarded)
         result.update(verdict=Verdict.CORRECT.value, messages=[f"all {len(self.trials)} trials match the reference"],
-                      flags=self.flags, timing_notes=self.timing_notes, own_kernel_share=self.own_share)
+                      flags=self.flags, timing_notes=self.timing_notes, own_kernel_share=self.own_share,
+                      attribution=self.attribution)
 
     def reference_only(self, ref, device, sync) -> dict:
         """`kforge check`: the reference runs and returns tensors; with timing on, its eager (and
         torch.compile) time by the same protocol as a candidate's."""
-        from kforge_core.evaluation import timing as T
+        from kforge_core.evaluation.judging import timing as T
 
         self.log.stage("reference")
         init, inputs = self.make_case(ref, self.settings.seed)

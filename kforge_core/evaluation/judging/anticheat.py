@@ -6,9 +6,11 @@ candidate under tests/adversarial/cases/ that tries the trick it stops.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import torch
 
-from kforge_core.evaluation.correctness import flatten
+from kforge_core.evaluation.judging.correctness import flatten
 
 # Operators that move, view or allocate data: a custom kernel's wrapper may call them freely.
 SUPPORT_OPS = {
@@ -56,38 +58,41 @@ def output_bytes_hint(ref_outputs) -> int:
     return sum(t.numel() * t.element_size() for _, t in tensors(ref_outputs))
 
 
-def aten_ops(fn) -> set[str]:
+def aten_ops(fn) -> Counter:
     """The PyTorch operators a call dispatches, from Python or from C++ (an extension calling at::), as
-    "aten::name". Recorded by a dispatch mode: starting torch.profiler costs ~4 s on a GPU machine (measured
+    "aten::name" -> calls (instances, not just names: a network that replaced some of its ReLUs still runs
+    the others). Recorded by a dispatch mode: starting torch.profiler costs ~4 s on a GPU machine (measured
     on an H200), most of a warm verdict. Where a mode cannot run the call, the CPU-side profiler does."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Recorder(TorchDispatchMode):
         def __init__(self):
             super().__init__()
-            self.ops: set[str] = set()
+            self.ops: Counter = Counter()
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.add(func._schema.name)
+            self.ops[func._schema.name] += 1
             return func(*args, **(kwargs or {}))
 
     try:
         with Recorder() as rec:
             fn()
-        return {op for op in rec.ops if op.startswith("aten::")}
+        return Counter({op: n for op, n in rec.ops.items() if op.startswith("aten::")})
     except Exception:
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             fn()
-        return {e.key for e in prof.key_averages() if e.key.startswith("aten::")}
+        return Counter({e.key: e.count for e in prof.key_averages() if e.key.startswith("aten::")})
 
 
-def fallback_violation(reference_ops: set[str], candidate_ops: set[str]) -> str | None:
-    """The candidate fell back to PyTorch if it still runs every compute operator the reference runs."""
-    compute = reference_ops - SUPPORT_OPS
-    if compute and compute <= candidate_ops:
-        return ("the candidate runs the reference's own PyTorch operators (" + ", ".join(sorted(compute)) +
+def fallback_violation(reference_ops: Counter, candidate_ops: Counter) -> str | None:
+    """The candidate fell back to PyTorch if it still runs every compute operator instance the reference
+    runs (as many calls of each): replacing some instances of an operator is replacing work."""
+    compute = {op: n for op, n in reference_ops.items() if op not in SUPPORT_OPS and n > 0}
+    if compute and all(candidate_ops.get(op, 0) >= n for op, n in compute.items()):
+        return ("the candidate runs every instance of the reference's own PyTorch operators (" +
+                ", ".join(f"{op} x{n}" for op, n in sorted(compute.items())) +
                 ") instead of replacing any with a custom kernel")
     return None
 

@@ -29,7 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from kforge_core.evaluation import cuda_split, lite_binding
+from kforge_core.evaluation.building import cuda_split
+from kforge_core.evaluation.building import lite_binding
 
 LITE_HEADER = Path(__file__).parent / "torch_lite" / "kforge_torch_lite.h"
 # torch headers torch-lite stands in for; a source including any other torch header is built as written
@@ -91,6 +92,11 @@ def toolchain(name: str, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_i
     """The commands load_inline would run, read from the ninja file torch writes for them."""
     from torch.utils import cpp_extension as ce
 
+    # Models write extra_ldflags=['']: a ninja file drops an empty token, a command line
+    # passes it on ("g++: error: : No such file"), so the lists are cleaned as ninja would see them.
+    extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths = (
+        clean_flags(f) for f in (extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths))
+
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "build.ninja")
         _call_by_name(ce._write_ninja_file_to_build_library, path=path, name=name,
@@ -107,6 +113,23 @@ def toolchain(name: str, extra_cflags, extra_cuda_cflags, extra_ldflags, extra_i
                             with_sycl=False, verbose=False, is_standalone=False)
     return Toolchain(lines["cxx"].strip(), lines.get("nvcc", "nvcc").strip(), flags("cflags") + flags("post_cflags"),
                      flags("cuda_cflags") + flags("cuda_post_cflags"), ["-shared", *ldflags])
+
+
+def clean_flags(flags) -> list[str]:
+    """A flag list as a build command should get it: a lone string as one flag, no empty entries (repeats stay:
+    ["-gencode", "arch=A", "-gencode", "arch=B"] needs both)."""
+    if isinstance(flags, str):
+        flags = [flags]
+    return [str(f).strip() for f in flags or [] if str(f).strip()]
+
+
+BUILD_ARGS = ("name", "cpp_sources", "cuda_sources", "functions", "extra_cflags", "extra_cuda_cflags",
+              "extra_ldflags", "extra_include_paths", "with_cuda")
+
+
+def build_arguments(call: dict) -> dict:
+    """The keyword arguments of a recorded load_inline call that SplitBuilder.build takes."""
+    return {k: call[k] for k in BUILD_ARGS if k in call}
 
 
 def _call_by_name(fn, **kwargs):

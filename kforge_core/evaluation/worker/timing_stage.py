@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import time
 
-from kforge_core.evaluation.honesty import HonestyChecks
-from kforge_core.evaluation.loading import describe_exception, seeded, to_device
+from kforge_core.evaluation.judging.honesty import HonestyChecks
+from kforge_core.evaluation.worker.loading import describe_exception, seeded, to_device
 
 
+ROOFLINE_REJECT, ROOFLINE_FLAG = 0.7, 0.9  # of the memory floor: below 0.7 rejected, 0.7-0.9 flagged
 UNSTABLE_TIMING = "unstable timing"  # the flag's opening words (EvalResult.timing_unstable looks for them)
 
 
@@ -17,7 +18,7 @@ class TimingStage(HonestyChecks):
     def timing(self, ref, model_new, device, sync) -> tuple[dict, dict]:
         import torch
 
-        from kforge_core.evaluation import timing as T
+        from kforge_core.evaluation.judging import timing as T
 
         self.log.stage("timing")
         s = self.settings
@@ -31,7 +32,7 @@ class TimingStage(HonestyChecks):
         errors = {}
         cache_key, cached = None, None
         if s.compile_reference and s.reuse_compiled_timing:
-            from kforge_core.evaluation import reference_cache as RC
+            from kforge_core.evaluation.worker import reference_cache as RC
 
             cache_key = RC.key(self.problem["source"], RC.device_name(device.type), s.to_dict())
             cached = RC.load(self.cache_dir, cache_key)
@@ -64,12 +65,14 @@ class TimingStage(HonestyChecks):
         if s.strictness != "off":
             if load is not None:
                 load.start()  # a new window: the cross-checks below must see a quiet machine too
+            if device.type == "cuda":
+                self.device_work_after_launch(fns["candidate"], sync, stats["candidate"])
             self.calls_on_new_inputs(ref, ref_model, cand_model, inputs, seed, device, sync, clock, stats["candidate"])
             self.wall_blocks(fns, sync)
             if load is not None:
                 self.check_cpu_load(load, "during the cross-checks after timing")
-            with self.timed("own_kernel_share_profile"):
-                self.judge_own_share(self.own_kernel_share(cand_model, inputs, device, sync))
+            with self.timed("kernel_attribution_profile"):
+                self.judge_attribution(*self.kernel_attribution(ref_model, cand_model, inputs, device, sync))
             self.flags += self.review_flags(stats, inputs, device)
         return {k: vars(v) for k, v in stats.items()}, errors
 
@@ -78,7 +81,7 @@ class TimingStage(HonestyChecks):
         an OpenMP team larger than the free cores waits for time slices and the timing jumps by 10-60x."""
         import torch
 
-        from kforge_core.evaluation import cpu_load
+        from kforge_core.evaluation.worker import cpu_load
 
         busy = cpu_load.others_busy_now()
         if not self.settings.threads:
@@ -91,7 +94,7 @@ class TimingStage(HonestyChecks):
         return cpu_load.LoadWindow()
 
     def check_cpu_load(self, window, when: str) -> None:
-        from kforge_core.evaluation import cpu_load
+        from kforge_core.evaluation.worker import cpu_load
 
         busy = window.others_busy_cores()
         if busy is not None and busy >= cpu_load.UNSTABLE_CORES and not any(
@@ -100,9 +103,10 @@ class TimingStage(HonestyChecks):
                               f"on average {when}): the speedup is not reliable, evaluate again on a quiet machine")
 
     def review_flags(self, stats, inputs, device) -> list[str]:
-        """Correct, but implausible: speedups past the review threshold or past the memory roofline."""
-        from kforge_core.evaluation import anticheat as AC
-        from kforge_core.evaluation import reference_cache as RC
+        """Correct, but implausible: speedups past the review threshold (flagged), times below the memory
+        roofline (rejected: no kernel moves its bytes faster than the card's measured bandwidth)."""
+        from kforge_core.evaluation.judging import anticheat as AC
+        from kforge_core.evaluation.worker import reference_cache as RC
 
         flags = []
         cand, eager = stats.get("candidate"), stats.get("eager")
@@ -110,10 +114,21 @@ class TimingStage(HonestyChecks):
             flags.append(f"speedup {eager.median_ms / cand.median_ms:.1f}x vs eager is above the "
                          f"{self.settings.suspicious_speedup:g}x review threshold: check the kernel by hand")
         if device.type == "cuda" and cand:
-            io_bytes = sum(t.numel() * t.element_size() for _, t in AC.tensors(inputs)) + self.output_bytes
+            # Bytes it must move: its outputs, and its inputs unless the reference's outputs did not change with
+            # them over the trials (then reading them is not needed: a constant result may be written directly).
+            in_bytes = 0 if self.reference_output_constant else sum(
+                t.numel() * t.element_size() for _, t in AC.tensors(inputs))
+            io_bytes = in_bytes + self.output_bytes
             with self.timed("roofline_bandwidth_probe"):
                 floor = AC.roofline_ms(io_bytes, RC.copy_bandwidth(self.cache_dir, lambda: AC.measure_copy_bandwidth(device)))
-            if cand.median_ms < 0.9 * floor:
-                flags.append(f"candidate time {cand.median_ms * 1e3:.1f} us is below the memory roofline "
-                             f"({floor * 1e3:.1f} us to move {io_bytes / 1e6:.1f} MB at the measured bandwidth)")
+            below = (f"candidate time {cand.median_ms * 1e3:.1f} us is below the memory roofline ({floor * 1e3:.1f} us "
+                     f"to move {io_bytes / 1e6:.1f} MB at the measured bandwidth)")
+            # q3: a tampered timer moves every rep; the measured bandwidth itself is within a few per cent
+            if (cand.q3_ms or cand.median_ms) < ROOFLINE_REJECT * floor:
+                from kforge_core.evaluation.outcome import Outcome
+                from kforge_core.evaluation.result import Verdict
+
+                raise Outcome(Verdict.REJECTED, f"physically impossible timing: {below}; the timed figure misses work")
+            if cand.median_ms < ROOFLINE_FLAG * floor:
+                flags.append(below)
         return flags

@@ -14,7 +14,7 @@ import operator
 import re
 import types
 
-from kforge_core.evaluation.cuda_split import Unsplittable, _code, _top_level_commas
+from kforge_core.evaluation.building.cuda_split import Unsplittable, _code, _top_level_commas
 
 TENSOR = re.compile(r"^(const\s+)?(torch::|at::)?Tensor\s*&?$")
 INT = re.compile(r"^(const\s+)?(unsigned\s+|signed\s+)?(int|long|long\s+long|int64_t|int32_t|size_t|uint32_t|"

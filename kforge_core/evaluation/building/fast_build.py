@@ -136,9 +136,14 @@ class FastLoadInline:
         self.split_root = split_root
         self.pch_jobs: list[subprocess.Popen] = []
         self.split_seconds: dict[str, float] = {}
+        self.calls = 0  # load_inline calls seen (the worker builds ModelNew ahead when import made none)
 
     def __call__(self, name, cpp_sources, cuda_sources=None, *args, **kwargs):
+        self.calls += 1
         kwargs = dict(kwargs)
+        # verbose=True sends the compiler's output to the console instead of the exception, which then says
+        # only "Error building extension": the first compiler error could not be shown
+        kwargs["verbose"] = False
         if args:  # positional use beyond the sources: leave the call exactly as written
             return self.original(name, cpp_sources, cuda_sources, *args, **kwargs)
         if self.split_root is not None:
@@ -160,7 +165,7 @@ class FastLoadInline:
             return self.original(name, cpp_sources, cuda_sources, **kwargs)
 
     def _split(self, name, cpp_sources, cuda_sources, kwargs):
-        from kforge_core.evaluation.split_build import SplitBuilder, SplitFailed
+        from kforge_core.evaluation.building.split_build import SplitBuilder, SplitFailed
 
         other = set(kwargs) - SPLIT_ARGS - SPLIT_IGNORES
         if other:

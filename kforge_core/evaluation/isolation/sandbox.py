@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kforge_core import REPO_ROOT
-from kforge_core.evaluation import spare
+from kforge_core.evaluation.isolation import spare
 
 POLL_S = 0.05
 TIMING_POLL_S = 0.005  # finer while timing: the parent's clock on the wall blocks is this coarse
@@ -170,7 +170,7 @@ class SpareWorkers:
         env.update({k: v for k, v in zip(SPARE_KEY_VARS, key) if v is not None})
         self._ready_files[key] = Path(tempfile.mktemp(prefix="kforge-spare-ready-"))
         env["KFORGE_SPARE_READY_FILE"] = str(self._ready_files[key])
-        return subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.spare"], env=_with_repo_path(env),
+        return subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.isolation.spare"], env=_with_repo_path(env),
                                 cwd=tempfile.gettempdir(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
 
@@ -240,7 +240,7 @@ def _stamp_wall_block(e: dict, now: float, starts: dict, blocks: dict) -> None:
 
 
 def run_worker(jobdir: Path, env: dict[str, str], build_timeout_s: float, run_timeout_s: float,
-               memory_limit_mb: int, module: str = "kforge_core.evaluation.worker",
+               memory_limit_mb: int, module: str = "kforge_core.evaluation.worker.main",
                on_events: Callable[[list[dict]], None] | None = None) -> ChildOutcome:
     out_path, err_path = jobdir / "stdout.txt", jobdir / "stderr.txt"
     events = _EventReader(jobdir / "events.jsonl")

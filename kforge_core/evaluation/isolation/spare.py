@@ -1,6 +1,6 @@
 """A spare worker: a process that has already paid for `import torch` and waits for one job.
 
-    python -m kforge_core.evaluation.spare        (started by sandbox.py, never by hand)
+    python -m kforge_core.evaluation.isolation.spare        (started by sandbox.py, never by hand)
 
 It reads one JSON line from stdin: {"jobdir", "env", "module"}, takes the job's environment, folder and
 output files, and runs the worker module as `python -m MODULE JOBDIR` would. The sandbox treats it like a

@@ -45,7 +45,10 @@ def measure(fns: dict[str, Callable[[], object]], clock, warmup: int, min_reps: 
         reps = len(next(iter(samples.values())))
         if reps >= max_reps or (reps >= min_reps and spent >= min_time_s * len(fns)):
             break
-    return {name: _stats(s) for name, s in samples.items()}
+    stats = {name: _stats(s) for name, s in samples.items()}
+    for name, fn in fns.items():
+        stats[name].host_ms = getattr(clock, "host_ms", {}).get(id(fn))
+    return stats
 
 
 class CudaClock:
@@ -64,6 +67,7 @@ class CudaClock:
         import torch
 
         self.torch = torch
+        self.host_ms: dict[int, float] = {}
         l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 64 << 20)
         self.flush_buf = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.int32, device="cuda")
         self.start = torch.cuda.Event(enable_timing=True)
@@ -90,7 +94,14 @@ class CudaClock:
             fn()
             host.append((_now() - t0) * 1e3)
         self.torch.cuda.synchronize()
+        self.host_ms[id(fn)] = statistics.median(host)
         self.head_start_ms[id(fn)] = min(2 * statistics.median(host) + 0.02, self.MAX_HEAD_START_MS)
+        idle = []
+        for _ in range(5):
+            t0 = _now()
+            self.torch.cuda.synchronize()
+            idle.append((_now() - t0) * 1e3)
+        self.idle_sync_ms = max(idle)
 
     def time_once(self, fn: Callable[[], object]) -> float:
         self.flush_buf.zero_()
@@ -100,8 +111,13 @@ class CudaClock:
         self.start.record()
         fn()
         self.end.record()
+        self.end.synchronize()
+        # Work the call left on other streams is still running when the timed stream's end event completes:
+        # the device-wide wait that follows is timed too, and what it takes beyond an idle wait is added.
+        t0 = _now()
         self.torch.cuda.synchronize()
-        return self.start.elapsed_time(self.end)
+        tail = (_now() - t0) * 1e3 - getattr(self, "idle_sync_ms", 0.0)
+        return self.start.elapsed_time(self.end) + max(tail, 0.0)
 
 
 class MpsClock:

@@ -17,6 +17,9 @@ class Comparison:
     max_rel_err: float | None = None
     mismatch_fraction: float | None = None
     worst: str = ""
+    # how values were judged (error_model.py): "float64 reference" with the measured errors and allowances, or
+    # "fixed tolerance" and why
+    error_model: dict | None = None
 
 
 def flatten(obj, path: str = "output") -> list[tuple[str, object]]:
@@ -51,7 +54,9 @@ def validate_output(cand, ref_device: torch.device | None = None) -> str | None:
     return None
 
 
-def compare(ref, cand, tolerances: dict[str, tuple[float, float]]) -> Comparison:
+def compare(ref, cand, tolerances: dict[str, tuple[float, float]], ref64=None, fixed_why: str = "") -> Comparison:
+    """Structure first, then values: against `ref64` (the reference run in float64) by the error model where
+    it is given, else by the fixed atol/rtol of `tolerances`."""
     ref_leaves, cand_leaves = flatten(ref), flatten(cand)
     if len(ref_leaves) != len(cand_leaves):
         return Comparison(False, False, f"expected {len(ref_leaves)} output tensor(s), got {len(cand_leaves)}")
@@ -65,13 +70,33 @@ def compare(ref, cand, tolerances: dict[str, tuple[float, float]]) -> Comparison
         if c.device.type != r.device.type:
             return Comparison(False, False, f"{path}: expected device {r.device.type}, got {c.device.type}")
 
+    from kforge_core.evaluation.judging import error_model as EM
+
+    wide = flatten(ref64) if ref64 is not None else None
+    if wide is not None and (len(wide) != len(ref_leaves) or any(
+            not isinstance(w, torch.Tensor) or tuple(w.shape) != tuple(r.shape) for (_, w), (_, r) in zip(wide, ref_leaves))):
+        wide, fixed_why = None, "the float64 reference's outputs differ in structure"
     worst_abs = worst_rel = 0.0
     worst_where, mismatched, total, failed = "", 0, 0, []
-    for (path, r), (_, c) in zip(ref_leaves, cand_leaves):
+    judged = []  # error-model figures per leaf
+    for k, ((path, r), (_, c)) in enumerate(zip(ref_leaves, cand_leaves)):
         atol, rtol = tolerances.get(str(r.dtype).replace("torch.", ""), (1e-3, 1e-3))
         if r.numel() == 0:
             continue
+        if wide is not None and (r.is_floating_point() or r.is_complex()):
+            j = EM.judge_leaf(r, wide[k][1], c, rtol)
+            judged.append({"output": path, **{x: j[x] for x in ("elements_outside", "norm_error", "norm_allowance",
+                                                                 "reference_error_max", "worst_allowance")}})
+            if not j["passed"]:
+                why = (f"{j['elements_outside']}/{r.numel()} elements outside the allowance" if j["elements_outside"]
+                       else f"norm-wise error {j['norm_error']:.3g} over its allowance {j['norm_allowance']:.3g}")
+                failed.append(f"{path}: {why} (float64 reference; worst element expected {j['worst_expected']:.6g}, "
+                              f"got {j['worst_got']:.6g}, allowed +-{j['worst_allowance']:.3g}; the fp32 reference's "
+                              f"own error is up to {j['reference_error_max']:.3g})")
+                mismatched += max(j["elements_outside"], 1)
         n_bad, leaf_abs, leaf_rel, where = _compare_leaf(r.detach(), c.detach(), atol, rtol)
+        if wide is not None and (r.is_floating_point() or r.is_complex()):
+            n_bad = 0  # the error model decided above; the figures below describe the error vs the fp32 reference
         mismatched += n_bad
         total += r.numel()
         if leaf_abs >= worst_abs:
@@ -82,8 +107,10 @@ def compare(ref, cand, tolerances: dict[str, tuple[float, float]]) -> Comparison
         if n_bad:
             failed.append(f"{path}: {n_bad}/{r.numel()} elements outside atol={atol:g}, rtol={rtol:g}")
     passed = mismatched == 0
+    model = ({"model": "float64 reference", "K": EM.K, "leaves": judged} if judged else
+             {"model": "fixed tolerance", "why": fixed_why or "no floating-point output"})
     return Comparison(True, passed, "; ".join(failed), worst_abs, worst_rel,
-                      mismatched / total if total else 0.0, worst_where)
+                      mismatched / total if total else 0.0, worst_where, model)
 
 
 def _work_dtype(dtype: torch.dtype) -> torch.dtype:

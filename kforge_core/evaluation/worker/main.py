@@ -1,6 +1,6 @@
 """The evaluation worker: runs in its own process, started by sandbox.py, never imported by the app.
 
-    python -m kforge_core.evaluation.worker JOBDIR
+    python -m kforge_core.evaluation.worker.main JOBDIR
 
 JOBDIR/job.json says what to do; the worker appends JSON lines to JOBDIR/events.jsonl: a line per stage
 reached, then one final line holding either {"result": ...} or {"problem_error": ...}. If the candidate
@@ -66,7 +66,7 @@ def start_job(jobdir: Path) -> tuple[dict, EventLog]:
 def main() -> int:
     jobdir = Path(sys.argv[1])
     job, log = start_job(jobdir)
-    from kforge_core.evaluation.stages import Evaluation, ProblemFailure
+    from kforge_core.evaluation.worker.stages import Evaluation, ProblemFailure
 
     try:
         result = Evaluation(job, jobdir, log).run()

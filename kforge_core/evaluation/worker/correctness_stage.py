@@ -4,17 +4,17 @@ or outputs is kept: the harness's memory stays close to the reference's own."""
 
 from __future__ import annotations
 
-from kforge_core.evaluation.loading import clone, seeded, to_device
+from kforge_core.evaluation.worker.loading import clone, seeded, to_device
 from kforge_core.evaluation.outcome import Outcome
 from kforge_core.evaluation.result import Verdict
 
 
 class CorrectnessStage:
     def correctness(self, ref, model_new, device, sync) -> list[dict]:
-        from kforge_core.evaluation import anticheat as AC
-        from kforge_core.evaluation import trial_checks as TC
-        from kforge_core.evaluation.correctness import compare, validate_output
-        from kforge_core.evaluation.fingerprint import fingerprints
+        from kforge_core.evaluation.judging import anticheat as AC
+        from kforge_core.evaluation.judging import trial_checks as TC
+        from kforge_core.evaluation.judging.correctness import compare, validate_output
+        from kforge_core.evaluation.judging.fingerprint import fingerprints
 
         self.log.stage("correctness")
         s = self.settings
@@ -60,7 +60,7 @@ class CorrectnessStage:
                 violation = TC.mutation(cand_changed, ref_changed) or TC.aliasing(cand_out, inputs, ref_out, ref_inputs)
                 if violation:
                     raise Outcome(Verdict.REJECTED, violation.message())
-            c = compare(ref_out, cand_out, s.tolerances)
+            c = self.compare_outputs(ref_model, ref_inputs, ref_out, cand_out)
             if not c.structure_ok:
                 self.trials.append({"seed": seed, "passed": False, "note": c.message})
                 raise Outcome(Verdict.SHAPE_MISMATCH, f"trial {i + 1} (seed {seed}): {c.message}")
@@ -71,15 +71,56 @@ class CorrectnessStage:
                 first_prints = prints
             elif not c.passed and prints[0] == first_prints[0] and prints[1] != first_prints[1]:
                 note += "; the output did not change with the input (constant or cached result)"
+            self.reference_output_constant = i > 0 and prints[1] == first_prints[1]
             self.trials.append({"seed": seed, "passed": c.passed, "max_abs_err": c.max_abs_err,
                                 "max_rel_err": c.max_rel_err, "mismatch_fraction": c.mismatch_fraction,
-                                "worst": c.worst, "note": note})
+                                "worst": c.worst, "note": note, "error_model": c.error_model})
             if not c.passed:
                 failures.append(f"trial {i + 1} (seed {seed}): {note}; worst {c.worst}")
             cand_out = ref_out = outs = inputs = ref_inputs = cand_model = ref_model = None  # freed before the next trial
         if failures:
             raise Outcome(Verdict.NUMERICAL_MISMATCH, *failures)
         return self.trials
+
+    def compare_outputs(self, ref_model, ref_inputs, ref_out, cand_out):
+        """The candidate's outputs judged by the error model (settings.error_model): against the reference run
+        again in float64 where it can be, else by the fixed tolerances (said in the comparison)."""
+        from kforge_core.evaluation.judging.correctness import compare
+
+        ref64, why = self.reference_float64(ref_model, ref_inputs)
+        try:
+            return compare(ref_out, cand_out, self.settings.tolerances, ref64, why)
+        finally:
+            del ref64
+
+    def reference_float64(self, ref_model, inputs):
+        """(the reference's outputs computed in float64 from the same weights and inputs, None) or (None, why not)."""
+        import copy
+
+        import torch
+
+        from kforge_core.evaluation.judging import error_model as EM
+        from kforge_core.evaluation.judging.anticheat import tensors
+
+        if self.settings.error_model != "float64":
+            return None, "settings.error_model is fixed"
+        need = EM.float64_bytes(inputs, self.output_bytes) + 2 * sum(
+            p.numel() * p.element_size() for p in ref_model.parameters())
+        device = next((t.device for _, t in tensors(inputs)), torch.device("cpu"))
+        if device.type == "cuda":
+            free = torch.cuda.mem_get_info()[0]
+            if 2 * need > free:
+                return None, f"not enough free GPU memory for a float64 run (~{need / 2**30:.1f} GiB)"
+        elif need > self.settings.memory_limit_mb * 2**20 // 4:
+            return None, f"a float64 run needs ~{need / 2**30:.1f} GiB, over a quarter of the memory limit"
+        try:
+            model64 = copy.deepcopy(ref_model).to(torch.float64)
+            with torch.no_grad():
+                out = model64(*EM.widened(inputs))
+            del model64
+        except Exception as e:  # an operator without a float64 kernel, a dtype fixed inside forward ...
+            return None, f"the reference does not run in float64 ({type(e).__name__}: {str(e)[:120]})"
+        return out, ""
 
     def _poison_bytes(self, device) -> int:
         """Twice the output, within half the free device memory. On the CPU only small outputs: large
