@@ -63,9 +63,12 @@ class GpuSampler:
         return round(statistics.fmean(xs) / 100, 3) if xs else None
 
 
-def pairs(root: Path, only: set[str] | None, sample: int | None, shard: str | None) -> list[dict]:
+def pairs(root: Path, only: set[str] | None, sample: int | None, shard: str | None,
+          skip: list[Path] = ()) -> list[dict]:
     rows = [json.loads(l) for l in (root / "manifest.jsonl").read_text().splitlines() if l.strip()]
     rows.sort(key=lambda r: r["kernel"])
+    done = {json.loads(l)["kernel"] for f in skip for l in Path(f).read_text().splitlines() if l.strip()}
+    rows = [r for r in rows if r["kernel"] not in done]
     if only:
         rows = [r for r in rows if Path(r["kernel"]).stem in only or r["kernel"] in only]
     if sample and sample < len(rows):
@@ -193,13 +196,14 @@ def main(argv=None) -> None:
     r.add_argument("--sample", type=int)
     r.add_argument("--shard")
     r.add_argument("--build-workers", type=int)
+    r.add_argument("--skip", type=Path, nargs="*", default=[], help="rows files whose kernels are done already")
     t = sub.add_parser("table")
     t.add_argument("out", type=Path)
     a = ap.parse_args(argv)
     if a.cmd == "table":
         print(table(a.out))
         return
-    rows = pairs(a.root.resolve(), set(a.only.split(",")) if a.only else None, a.sample, a.shard)
+    rows = pairs(a.root.resolve(), set(a.only.split(",")) if a.only else None, a.sample, a.shard, a.skip)
     summary = run(a.out, a.root.resolve(), a.tag, rows, a.build_workers)
     with (a.out / f"summary_{a.tag}.json").open("a") as f:
         f.write(json.dumps(summary) + "\n")

@@ -161,3 +161,44 @@ def test_implausible_speedup_is_flagged_for_review_not_rejected():
     from kforge_core.report import verdict_table
 
     assert "FLAGGED FOR REVIEW" in verdict_table(r)
+
+
+INIT_BUILD = '''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+SRC = r"""
+#include <torch/extension.h>
+torch::Tensor relu(torch::Tensor x) {
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    const float* a = xc.data_ptr<float>(); float* b = y.data_ptr<float>();
+    for (int64_t i = 0; i < xc.numel(); ++i) b[i] = a[i] > 0.f ? a[i] : 0.f;
+    %s
+    return y;
+}
+"""
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        # built where the model is made, as about half of real LLM sources do (verbose=True, as many write)
+        self.ext = load_inline(name="kforge_init_build_%s", cpp_sources=SRC, functions=["relu"], verbose=True,
+                               extra_cflags=["-O2", ""], extra_ldflags=[""])
+
+    def forward(self, x):
+        return self.ext.relu(x)
+'''
+
+
+def test_a_build_in_model_init_is_a_build_and_its_compile_error_names_the_compiler_error():
+    r = evaluate(RELU, INIT_BUILD % ("", "ok"), "cpu", EvalSettings(**FAST))
+    assert r.verdict == Verdict.CORRECT, r.messages
+    # the build ran in the build stage (under the build limit), not in correctness
+    assert "build_in_model_init" in r.detail_seconds, r.detail_seconds
+    assert r.detail_seconds["build_in_model_init"] <= r.stage_seconds["build"]
+    assert any(n.startswith("split build:") for n in r.build_notes), r.build_notes  # [''] flags taken too
+    bad = evaluate(RELU, INIT_BUILD % ("undeclared_helper(b);", "bad"), "cpu", EvalSettings(**FAST))
+    assert bad.verdict == Verdict.COMPILE_ERROR, bad.messages
+    assert "undeclared_helper" in bad.messages[0] and "error" in bad.messages[0], bad.messages[0]

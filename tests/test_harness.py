@@ -71,11 +71,16 @@ def test_correctness_memory_stays_within_twice_the_references_extra(tmp_path):
     must stay under 3x that, i.e. the harness adds at most 2x the reference's own footprint. Before this
     change it kept an input snapshot, a clone, two output snapshots and float64 comparison temporaries."""
     problem = problem_from_source(BIG_RELU, "big_relu")
-    jobdir = make_job(tmp_path, problem, PLAIN_CANDIDATE)
+    jobdir = make_job(tmp_path, problem, PLAIN_CANDIDATE, error_model="fixed")
     reference = probe("reference", jobdir)
     whole = probe("correctness", jobdir)
     assert reference > 400, f"the probe did not see the reference's own memory ({reference:.0f} MiB)"
     assert whole <= 3 * reference, f"correctness peaked at {whole:.0f} MiB vs the reference's {reference:.0f} MiB"
+    # The error model's float64 run of the reference adds its own widened inputs and outputs (2x the
+    # reference's footprint) and no more: it is made, judged and freed before anything else is allocated.
+    (tmp_path / "job").rename(tmp_path / "job_fixed")
+    with_float64 = probe("correctness", make_job(tmp_path, problem, PLAIN_CANDIDATE))
+    assert with_float64 <= 5 * reference, f"with the float64 reference: {with_float64:.0f} MiB vs {reference:.0f} MiB"
 
 
 def in_process_evaluation(tmp_path, candidate: str) -> Evaluation:

@@ -22,6 +22,8 @@ def test_gpu_adversarial_case(case):
     assert r.verdict.value in case.expected, (case.name, r.messages)
     if case.message_due(r.verdict.value):
         assert any(case.message in m for m in r.messages), (case.name, r.messages)
+    if case.name.startswith("67_") and r.verdict == Verdict.CORRECT:  # work on any stream is in the figure
+        assert r.timings["candidate"].median_ms > 0.25 and r.speedup("eager") < 0.5, (r.timings, r.timing_notes)
     if case.name.startswith("39_"):  # the context is poisoned: the next candidate must still be judged fine
         from kforge_core.backends import get_backend
 

@@ -69,6 +69,15 @@ def without_torch_includes(text: str) -> str:
     return TORCH_INCLUDE_LINE.sub(swap, text)
 
 
+# What torch's headers bring into a load_inline CUDA file without the author asking (FLT_MAX, INT_MAX, fabsf ...),
+# and, for host code, what nvcc's own headers declare at global scope: the host-side min/max of
+# crt/math_functions, which LLM-written launch code calls unqualified ("min(blocks, 1024)").
+STANDARD_HEADERS = "#include <cfloat>\n#include <climits>\n#include <cstdint>\n#include <cmath>\n#include <algorithm>\n"
+HOST_AS_NVCC_SEES_IT = STANDARD_HEADERS + (
+    "template <class A, class B> inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }\n"
+    "template <class A, class B> inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }\n")
+
+
 class SplitFailed(Exception):
     """This path could not build the source; the reason goes to the build notes."""
 
@@ -174,8 +183,8 @@ class SplitBuilder:
                           + lite_binding.c_entries(sigs), [tc.cxx, *tc.cflags])}
         if parts:
             units["host"] = ("cuda_host.cpp", lite_prelude(cuda, True) + "#include <cuda.h>\n#include <cuda_runtime.h>\n"
-                             + '#line 1 "cuda.cu"\n' + parts.host, [tc.cxx, *tc.host_cflags])
-            units["device"] = ("cuda_device.cu", "#include <cuda.h>\n#include <cuda_runtime.h>\n"
+                             + HOST_AS_NVCC_SEES_IT + '#line 1 "cuda.cu"\n' + parts.host, [tc.cxx, *tc.host_cflags])
+            units["device"] = ("cuda_device.cu", "#include <cuda.h>\n#include <cuda_runtime.h>\n" + STANDARD_HEADERS
                                + '#line 1 "cuda.cu"\n' + parts.device, [tc.nvcc, *tc.cuda_cflags])
         objects = self._compile_all(units)
         link = [tc.cxx, *[str(o) for o in objects.values()], *tc.ldflags]

@@ -9,6 +9,11 @@ from kforge_core.evaluation.outcome import Outcome
 from kforge_core.evaluation.result import Verdict
 
 
+# The float64 run doubles the reference's inputs and outputs for a moment; above this (KernelBench's largest
+# elementwise problems move 6 GB, where an exact reference adds little) the fixed tolerance decides.
+FLOAT64_BUDGET_BYTES = 8 << 30
+
+
 class CorrectnessStage:
     def correctness(self, ref, model_new, device, sync) -> list[dict]:
         from kforge_core.evaluation.judging import anticheat as AC
@@ -107,6 +112,9 @@ class CorrectnessStage:
         need = EM.float64_bytes(inputs, self.output_bytes) + 2 * sum(
             p.numel() * p.element_size() for p in ref_model.parameters())
         device = next((t.device for _, t in tensors(inputs)), torch.device("cpu"))
+        if need > FLOAT64_BUDGET_BYTES:
+            return None, (f"a float64 run would need ~{need / 2**30:.1f} GiB more memory (the budget is "
+                          f"{FLOAT64_BUDGET_BYTES / 2**30:.0f} GiB)")
         if device.type == "cuda":
             free = torch.cuda.mem_get_info()[0]
             if 2 * need > free:

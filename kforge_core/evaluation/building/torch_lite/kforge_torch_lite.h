@@ -293,6 +293,9 @@ inline Tensor empty(const std::vector<int64_t>& sizes, TensorOptions o = {}) {
 inline Tensor empty(std::initializer_list<int64_t> sizes, TensorOptions o = {}) { return empty(std::vector<int64_t>(sizes), o); }
 inline Tensor zeros(const std::vector<int64_t>& sizes, TensorOptions o = {}) { Tensor t = empty(sizes, o); t.zero_(); return t; }
 inline Tensor zeros(std::initializer_list<int64_t> sizes, TensorOptions o = {}) { return zeros(std::vector<int64_t>(sizes), o); }
+// one size alone, as torch's IntArrayRef takes it: torch::zeros(n, x.options()), torch::empty(n, x.device())
+inline Tensor empty(int64_t n, TensorOptions o = {}) { return empty(std::vector<int64_t>{n}, o); }
+inline Tensor zeros(int64_t n, TensorOptions o = {}) { return zeros(std::vector<int64_t>{n}, o); }
 
 // empty_like (memory_format=preserve): the input's strides when it is non-overlapping and dense (contiguous,
 // transposed, permuted), else contiguous, as ATen does for the layouts these wrappers see
