@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 26/27 device work in one call: OUT_DIR PART[=SECONDS] ...   (each part has its own time limit)
 #   gputests      tests/gpu (honest examples incl. the small CNN, adversarial GPU cases)
+#   adversarial   the adversarial GPU cases alone
 #   after         bench.realworld_sweep run over .rw (a copy of ../shared/realworld), this checkout
 #   rest          the same, skipping kernels already in bench/results/$RW_DONE/rows_after*.jsonl
-#   before        a 24-kernel sample through .before (the previous main, af893d9), then this checkout
+#   before        a 16-kernel sample ($RW_SAMPLE) through .before (the previous main, af893d9), then this checkout
 #   single        8 kernels, each one `kforge eval` with a fresh build cache (new source -> verdict, CLI)
 # Everything lands in OUT_DIR/work and comes back as OUT_DIR/results.tgz (the device returns 8 files at most).
 set -uo pipefail
@@ -20,11 +21,12 @@ for spec in "$@"; do
   case $part in
     gputests) cmd=(python -m pytest -q -s tests/gpu/test_honest_examples.py tests/gpu/test_adversarial_gpu.py
                    -p no:cacheprovider) ;;
+    adversarial) cmd=(python -m pytest -q -s tests/gpu/test_adversarial_gpu.py -p no:cacheprovider) ;;
     after)    cmd=(python -m bench.realworld_sweep run "$work/$part" --root .rw --tag after) ;;
     rest)     cmd=(python -m bench.realworld_sweep run "$work/$part" --root .rw --tag after
                    --skip bench/results/${RW_DONE:-none}/rows_after*.jsonl) ;;
-    before)   cmd=(bash -c "KFORGE_CACHE_DIR=/tmp/kfc_before TORCH_EXTENSIONS_DIR=/tmp/kfc_before/ext PYTHONPATH=$PWD/.before python bench/realworld_sweep.py run $work/$part --root .rw --tag before --sample 24 \
-                   && python -m bench.realworld_sweep run $work/$part --root .rw --tag after --sample 24") ;;
+    before)   cmd=(bash -c "KFORGE_CACHE_DIR=/tmp/kfc_before TORCH_EXTENSIONS_DIR=/tmp/kfc_before/ext PYTHONPATH=$PWD/.before python bench/realworld_sweep.py run $work/$part --root .rw --tag before --sample ${RW_SAMPLE:-16} \
+                   && python -m bench.realworld_sweep run $work/$part --root .rw --tag after_sample --sample ${RW_SAMPLE:-16}") ;;
     single)   cmd=(bash -c 'i=0; python - <<"PY" | while read -r prob kern; do
 import json
 rows = sorted((json.loads(l) for l in open(".rw/manifest.jsonl")), key=lambda r: r["kernel"])

@@ -82,10 +82,41 @@ def test_spare_worker_serves_the_next_evaluation(monkeypatch):
     monkeypatch.setenv("KFORGE_SPARE_WORKERS", "1")
     evaluate(problem, src, "cpu", s)
     assert SPARES.wait_ready(120)  # a spare has done its imports
-    assert all(p.poll() is None for p in SPARES._spares.values())
+    assert all(p.poll() is None for procs in SPARES._spares.values() for p in procs)
     second = evaluate(problem, src, "cpu", s)
     assert second.correct and second.environment["spare_worker"] is True
     assert second.environment["threads"] == 1 and second.timings["candidate"].reps >= 10
+    # a CPU-backend job keeps one spare (its imports must not share the cores with a timing)
+    assert all(len(procs) <= 1 for procs in SPARES._spares.values())
     monkeypatch.setenv("KFORGE_SPARE_WORKERS", "0")
     third = evaluate(problem, src, "cpu", s)
     assert third.correct and third.environment["spare_worker"] is False
+
+
+def test_gpu_jobs_keep_several_spares_and_start_the_next_when_one_is_taken(monkeypatch, tmp_path):
+    """Back to back (a batch), a GPU spare's start took longer than the verdict it served: the next one must
+    be starting while the current job runs. Checked with the key alone (no GPU needed: the spare waits)."""
+    from kforge_core.evaluation.isolation import sandbox as S
+
+    spares = S.SpareWorkers()
+    env = {"CUDA_VISIBLE_DEVICES": "", S.spare.GPU_WORKER_VAR: "1"}
+    module = "kforge_core.evaluation.worker.main"
+    monkeypatch.setenv("KFORGE_SPARE_WORKERS", "1")
+    try:
+        spares.replenish(env, module)
+        key = spares._key(env)
+        assert len(spares._spares[key]) == S.GPU_SPARES
+        assert spares.wait_ready(120)
+        first = spares._spares[key][0]
+        (tmp_path / "job").mkdir()
+        taken = spares.take(tmp_path / "job", env, module)
+        assert taken is first  # a ready one, the oldest
+        assert len(spares._spares[key]) == S.GPU_SPARES and taken not in spares._spares[key]
+    finally:
+        for procs in spares._spares.values():
+            for p in procs:
+                S._kill_session(p.pid)
+                p.wait()
+        if "taken" in locals() and taken is not None:
+            S._kill_session(taken.pid)
+            taken.wait()

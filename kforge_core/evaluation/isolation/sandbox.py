@@ -154,12 +154,17 @@ class SpareWorkers:
     job and a new one starts in the background when it is taken. Spares are kept per value of what a
     process cannot change once started (SPARE_KEY_VARS): Triton's interpreter switch (read at import), the
     GPUs it sees, and whether it runs on a GPU (such a spare has its CUDA context made, ~0.5-1 s less per
-    verdict). KFORGE_SPARE_WORKERS=0 turns them off."""
+    verdict). KFORGE_SPARE_WORKERS=0 turns them off.
+
+    GPU jobs keep GPU_SPARES spares per key and start the next one as a spare is taken: back to back (a batch),
+    a spare's start (5-7 s of imports and CUDA context on an H200) took longer than the verdict it served, so
+    with one spare started after each job the GPU waited for it every time. CPU-backend jobs keep one, started
+    after the job, so its imports never share the cores with the job's timings."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._spares: dict[tuple, subprocess.Popen] = {}
-        self._ready_files: dict[tuple, Path] = {}  # a spare creates its file once its imports are done
+        self._spares: dict[tuple, list[subprocess.Popen]] = {}
+        self._ready_files: dict[int, Path] = {}  # pid -> the file a spare creates once its imports are done
 
     @staticmethod
     def enabled() -> bool:
@@ -168,11 +173,22 @@ class SpareWorkers:
     def _start(self, key: tuple) -> subprocess.Popen:
         env = {k: v for k, v in os.environ.items() if k not in SPARE_KEY_VARS}
         env.update({k: v for k, v in zip(SPARE_KEY_VARS, key) if v is not None})
-        self._ready_files[key] = Path(tempfile.mktemp(prefix="kforge-spare-ready-"))
-        env["KFORGE_SPARE_READY_FILE"] = str(self._ready_files[key])
-        return subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.isolation.spare"], env=_with_repo_path(env),
+        ready = Path(tempfile.mktemp(prefix="kforge-spare-ready-"))
+        env["KFORGE_SPARE_READY_FILE"] = str(ready)
+        proc = subprocess.Popen([sys.executable, "-m", "kforge_core.evaluation.isolation.spare"], env=_with_repo_path(env),
                                 cwd=tempfile.gettempdir(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
+        self._ready_files[proc.pid] = ready
+        return proc
+
+    @staticmethod
+    def _depth(key: tuple) -> int:
+        gpu = key[SPARE_KEY_VARS.index(spare.GPU_WORKER_VAR)] == "1"
+        return GPU_SPARES if gpu else 1
+
+    def _ready(self, proc: subprocess.Popen) -> bool:
+        f = self._ready_files.get(proc.pid)
+        return f is not None and f.exists()
 
     @staticmethod
     def _key(env: dict[str, str]) -> tuple:
@@ -184,9 +200,9 @@ class SpareWorkers:
         """Wait until every spare has done its imports (benchmarks: measure a verdict with a spare ready, as
         between two rounds of a run). False when there is none or one is not ready in time."""
         deadline = time.monotonic() + timeout_s
-        spares = list(self._spares.items())
-        for key, proc in spares:
-            while not self._ready_files[key].exists():
+        spares = [p for procs in list(self._spares.values()) for p in procs]
+        for proc in spares:
+            while not self._ready(proc):
                 if time.monotonic() > deadline or proc.poll() is not None:
                     return False
                 time.sleep(0.05)
@@ -199,18 +215,26 @@ class SpareWorkers:
             return
         key = self._key(env)
         with self._lock:
-            current = self._spares.get(key)
-            if current is None or current.poll() is not None:
-                self._spares[key] = self._start(key)
+            alive = [p for p in self._spares.get(key, []) if p.poll() is None]
+            while len(alive) < self._depth(key):
+                alive.append(self._start(key))
+            self._spares[key] = alive
 
     def take(self, jobdir: Path, env: dict[str, str], module: str) -> subprocess.Popen | None:
         """Hand the job to the spare (None if there is none alive)."""
         if not self.enabled() or not module.startswith(SPARE_MODULES):
             return None
+        key = self._key(env)
         with self._lock:
-            proc = self._spares.pop(self._key(env), None)
-        if proc is None or proc.poll() is not None:
+            alive = [p for p in self._spares.get(key, []) if p.poll() is None]
+            ready = [p for p in alive if self._ready(p)]
+            proc = (ready or alive or [None])[0]  # one that has done its imports, else the oldest
+            self._spares[key] = [p for p in alive if p is not proc]
+        if proc is None:
             return None
+        self._ready_files.pop(proc.pid, None)
+        if self._depth(key) > 1:
+            self.replenish(env, module)  # the next GPU job's spare starts now, beside this job
         try:
             full_env = _with_repo_path({**os.environ, **env})  # as of now, not as of the spare's start
             proc.stdin.write(json.dumps({"jobdir": str(jobdir), "env": full_env, "module": module}).encode() + b"\n")
@@ -224,6 +248,7 @@ class SpareWorkers:
 
 SPARE_MODULES = spare.ALLOWED  # the worker modules a spare may run
 SPARE_KEY_VARS = ("TRITON_INTERPRET", "CUDA_VISIBLE_DEVICES", spare.GPU_WORKER_VAR)
+GPU_SPARES = int(os.environ.get("KFORGE_GPU_SPARES", "3"))
 SPARES = SpareWorkers()
 
 
