@@ -2,6 +2,7 @@
 # Issue 26/27 device work in one call: OUT_DIR PART[=SECONDS] ...   (each part has its own time limit)
 #   gputests      tests/gpu (honest examples incl. the small CNN, adversarial GPU cases)
 #   adversarial   the adversarial GPU cases alone
+#   explain       the kernels in $RW_EXPLAIN again with KernelBench's own fixed tolerance (atol = rtol = 1e-2)
 #   after         bench.realworld_sweep run over .rw (a copy of ../shared/realworld), this checkout
 #   rest          the same, skipping kernels already in bench/results/$RW_DONE/rows_after*.jsonl
 #   before        a 16-kernel sample ($RW_SAMPLE) through .before (the previous main, af893d9), then this checkout
@@ -21,6 +22,8 @@ for spec in "$@"; do
   case $part in
     gputests) cmd=(python -m pytest -q -s tests/gpu/test_honest_examples.py tests/gpu/test_adversarial_gpu.py
                    -p no:cacheprovider) ;;
+    explain)  cmd=(python -m bench.realworld_sweep run "$work/$part" --root .rw --tag kernelbench_tolerance --only "$RW_EXPLAIN"
+                   --settings '{"error_model": "fixed", "tolerances": {"float32": [0.01, 0.01]}}') ;;
     adversarial) cmd=(python -m pytest -q -s tests/gpu/test_adversarial_gpu.py -p no:cacheprovider) ;;
     after)    cmd=(python -m bench.realworld_sweep run "$work/$part" --root .rw --tag after) ;;
     rest)     cmd=(python -m bench.realworld_sweep run "$work/$part" --root .rw --tag after
@@ -30,7 +33,7 @@ for spec in "$@"; do
     single)   cmd=(bash -c 'i=0; python - <<"PY" | while read -r prob kern; do
 import json
 rows = sorted((json.loads(l) for l in open(".rw/manifest.jsonl")), key=lambda r: r["kernel"])
-for r in rows[::23][:8]:
+for r in rows[::23][:int(__import__('os').environ.get('RW_SINGLE', '8'))]:
     print(r["problem"], r["kernel"])
 PY
         i=$((i+1)); c=$(mktemp -d); t0=$(date +%s%N)

@@ -87,12 +87,12 @@ def build_path(result) -> str:
     return "load_inline" if notes or result.stage_seconds.get("build") else ""
 
 
-def run(out: Path, root: Path, tag: str, rows: list[dict], build_workers: int | None) -> dict:
+def run(out: Path, root: Path, tag: str, rows: list[dict], build_workers: int | None, overrides: dict) -> dict:
     from kforge_core.evaluation import EvalSettings
     from kforge_core.executors import PoolExecutor
     from kforge_core.problems import load_problem_file
 
-    settings = EvalSettings.from_dict(SETTINGS)
+    settings = EvalSettings.from_dict({**SETTINGS, **overrides})
     ex = PoolExecutor.for_backend("cuda", 1, build_workers)
     out.mkdir(parents=True, exist_ok=True)
     sink = (out / f"rows_{tag}.jsonl").open("a")
@@ -109,7 +109,9 @@ def run(out: Path, root: Path, tag: str, rows: list[dict], build_workers: int | 
                                    if k in ("replaced_share", "policy")},
                    "build_path": build_path(r), "build_notes": r.build_notes[:3],
                    "stage_seconds": r.stage_seconds, "detail_seconds": r.detail_seconds,
-                   "device_s": round(r.duration_s, 2), "gpu": (r.environment or {}).get("gpu", "")}
+                   "device_s": round(r.duration_s, 2), "gpu": (r.environment or {}).get("gpu", ""),
+                   "trials": [{k: getattr(x, k, None) for k in ("passed", "max_abs_err", "max_rel_err", "worst")}
+                              for x in r.trials][:3]}
         except Exception as e:  # a harness failure of this bench, recorded rather than lost
             row = {"verdict": "bench_error", "headline": f"{type(e).__name__}: {e}"[:400]}
         row = {"kernel": m["kernel"], "level": m["level"], "model": m["model"],
@@ -196,6 +198,7 @@ def main(argv=None) -> None:
     r.add_argument("--sample", type=int)
     r.add_argument("--shard")
     r.add_argument("--build-workers", type=int)
+    r.add_argument("--settings", default="{}", help="EvalSettings overrides as JSON (e.g. KernelBench's tolerance)")
     r.add_argument("--skip", type=Path, nargs="*", default=[], help="rows files whose kernels are done already")
     t = sub.add_parser("table")
     t.add_argument("out", type=Path)
@@ -204,7 +207,7 @@ def main(argv=None) -> None:
         print(table(a.out))
         return
     rows = pairs(a.root.resolve(), set(a.only.split(",")) if a.only else None, a.sample, a.shard, a.skip)
-    summary = run(a.out, a.root.resolve(), a.tag, rows, a.build_workers)
+    summary = run(a.out, a.root.resolve(), a.tag, rows, a.build_workers, json.loads(a.settings))
     with (a.out / f"summary_{a.tag}.json").open("a") as f:
         f.write(json.dumps(summary) + "\n")
     print(json.dumps(summary, indent=1))
