@@ -57,6 +57,15 @@ def test_instances_not_names_count_a_network_that_replaced_some_of_its_relus_rep
     assert a["replaced"] == [{"name": "aten::relu", "calls": 2, "us": 20.0}]
 
 
+def test_a_copy_the_reference_makes_and_an_own_kernel_does_instead_is_replaced_work():
+    # a ViT's patch extraction: the reference copies through reshape/contiguous, the candidate's kernel does it
+    ref = [{"name": "aten::contiguous", "calls": 1, "us": 30.0}, {"name": "aten::addmm", "calls": 1, "us": 70.0}]
+    a = AT.attribute(ref, [{"name": "aten::addmm", "calls": 1, "us": 70.0}], own_us=25.0)
+    assert a["replaced_share"] == 0.3
+    # a copy kernel beside the full set of library calls still replaces nothing
+    assert AT.attribute(ref, ref, own_us=25.0)["replaced_share"] == 0
+
+
 def test_the_pytorch_fallback_rule_counts_instances():
     from collections import Counter
 

@@ -45,7 +45,8 @@ def test_wrong_numerics_reports_worst_element():
     assert len(r.trials) == 3 and not any(t.passed for t in r.trials)
     assert all(t.max_abs_err == pytest.approx(0.01, rel=1e-3) for t in r.trials)
     assert 0.4 < r.trials[0].mismatch_fraction < 0.6  # about half the inputs are positive
-    assert "expected" in r.trials[0].worst and "atol" in r.messages[0]
+    assert "expected" in r.trials[0].worst and "outside the allowance (float64 reference" in r.messages[0]
+    assert r.trials[0].error_model["model"] == "float64 reference"
 
 
 def test_wrong_shape():
