@@ -108,6 +108,9 @@ torch::Tensor scale(torch::Tensor x, double s) {
     return y;
 }
 int64_t rows(torch::Tensor x) { return x.size(0); }
+std::vector<torch::Tensor> halves(torch::Tensor x) {  // a vector result, as LLM wrappers return several outputs
+    return {scale(x, 0.5).clone(), torch::zeros(x.size(0), x.options())};
+}
 """
 
 
@@ -117,7 +120,8 @@ def lite_module(tmp_path_factory):
     notes = []
     # cpp_sources carry the definitions here (a CPU extension): the binding reads their declarations
     m = SB.SplitBuilder(tmp_path_factory.mktemp("split"), notes).build(
-        "kforge_lite_test", LITE_CPP, None, functions=["scale", "rows"], extra_cflags=["-O2"])
+        "kforge_lite_test", LITE_CPP, None, functions=["scale", "rows", "halves"], extra_cflags=["-O2", ""],
+        extra_ldflags=[""])  # empty flags, as many models write
     assert any(n.startswith("split build:") for n in notes), notes
     return torch, m
 
@@ -128,6 +132,8 @@ def test_a_lite_build_computes_what_it_says(lite_module):
     assert torch.equal(m.scale(x, 2.0), x * 2.0)
     assert torch.equal(m.scale(x.t(), 0.5), x.t().contiguous() * 0.5)  # contiguous() of a transposed view
     assert m.rows(x) == 64
+    half, zeros = m.halves(x)
+    assert torch.equal(half, x * 0.5) and torch.equal(zeros, torch.zeros(64))  # a list, as pybind11 gives
     with pytest.raises(RuntimeError, match="scale expects float32, got Double"):
         m.scale(x.double(), 2.0)  # TORCH_CHECK's message, as a RuntimeError (as through pybind11)
     with pytest.raises(TypeError):

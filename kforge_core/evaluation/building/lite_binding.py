@@ -3,8 +3,8 @@ per build), each bound function gets a C entry point, and Python calls it throug
 the owned handles of PyTorch's stable C shim (torch._C._aoti makes and takes them).
 
 Types the binding knows: torch::Tensor (by value or const reference), integers, floating point and bool
-parameters; those, or void, as the result. Anything else (vectors, optionals, tuples) raises Unsplittable and
-the source is built by load_inline as written.
+parameters; those, void, or std::vector<torch::Tensor> (a list, as pybind11 gives) as the result. Anything else
+(optionals, tuples, vector parameters) raises Unsplittable and the source is built by load_inline as written.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ INT = re.compile(r"^(const\s+)?(unsigned\s+|signed\s+)?(int|long|long\s+long|int
                  r"uint64_t|std::int64_t|std::int32_t|std::size_t|unsigned)\s*&?$")
 FLOAT = re.compile(r"^(const\s+)?(float|double)\s*&?$")
 BOOL = re.compile(r"^(const\s+)?bool\s*&?$")
+TENSORS = re.compile(r"^(std::)?vector\s*<\s*(torch::|at::)?Tensor\s*>$")
+MAX_TENSORS = 256  # results of one call returning a vector
 
 
 def kind(type_text: str) -> str:
@@ -30,6 +32,8 @@ def kind(type_text: str) -> str:
             return name
     if t == "void":
         return "void"
+    if TENSORS.match(t):
+        return "tensors"
     raise Unsplittable(f"a bound function uses type {t!r} (the thin binding knows tensors, numbers and bool)")
 
 
@@ -55,22 +59,29 @@ def signatures(cpp_sources: str, functions: dict) -> dict[str, tuple[str, list[s
 
 
 C_TYPE = {"tensor": "void*", "int": "int64_t", "float": "double", "bool": "bool"}
-RESULT_C_TYPE = {"tensor": "void*", "int": "int64_t", "float": "double", "bool": "bool", "void": "int"}
+RESULT_C_TYPE = {"tensor": "void*", "int": "int64_t", "float": "double", "bool": "bool", "void": "int",
+                 "tensors": "int64_t"}
 
 
 def c_entries(sigs: dict) -> str:
     """extern "C" entry points: arguments converted as the C++ call converts them; an exception sets this
     thread's error message (kforge_failed / kforge_last_error), read by Python only when there is one."""
-    out = ["#include <exception>", "#include <string>",
+    out = ["#include <exception>", "#include <stdexcept>", "#include <string>", "#include <vector>",
            "static thread_local std::string kforge_error;", "static thread_local bool kforge_error_set = false;",
            'extern "C" const char* kforge_last_error() { kforge_error_set = false; return kforge_error.c_str(); }',
            'extern "C" bool kforge_failed() { return kforge_error_set; }']
     for fn, (ret, kinds) in sigs.items():
-        params = ", ".join(f"{C_TYPE[k]} a{i}" for i, k in enumerate(kinds))
+        params = ", ".join([f"{C_TYPE[k]} a{i}" for i, k in enumerate(kinds)] +
+                           (["void** kforge_out"] if ret == "tensors" else []))
         args = ", ".join(f"torch::Tensor::steal(static_cast<AtenTensorHandle>(a{i}))" if k == "tensor" else f"a{i}"
                          for i, k in enumerate(kinds))
         call = f"{fn}({args})"
-        body = {"void": f"{call}; return 0;", "tensor": f"return {call}.release();"}.get(ret, f"return {call};")
+        body = {"void": f"{call}; return 0;", "tensor": f"return {call}.release();",
+                # a vector: each handle into the caller's array (MAX_TENSORS long), the count as the result
+                "tensors": f"auto kforge_v = {call}; if (kforge_v.size() > {MAX_TENSORS}) throw std::runtime_error("
+                           f'"more than {MAX_TENSORS} tensors returned"); for (size_t i = 0; i < kforge_v.size(); ++i) '
+                           "kforge_out[i] = kforge_v[i].release(); return (int64_t)kforge_v.size();"
+                }.get(ret, f"return {call};")
         out.append(f'extern "C" {RESULT_C_TYPE[ret]} kforge_entry_{fn}({params}) {{\n'
                    f"  try {{ {body} }}\n"
                    f"  catch (const std::exception& e) {{ kforge_error = e.what(); }}\n"
@@ -125,8 +136,8 @@ def module(name: str, so_path: str, sigs: dict) -> types.ModuleType:
 
     def make(fn: str, ret: str, kinds: list[str]):
         entry = getattr(lib, f"kforge_entry_{fn}")
-        entry.restype = {"void": ctypes.c_int, "tensor": ctypes.c_void_p}.get(ret) or CT[ret]
-        entry.argtypes = [CT[k] for k in kinds]
+        entry.restype = {"void": ctypes.c_int, "tensor": ctypes.c_void_p, "tensors": ctypes.c_int64}.get(ret) or CT[ret]
+        entry.argtypes = [CT[k] for k in kinds] + ([ctypes.POINTER(ctypes.c_void_p)] if ret == "tensors" else [])
 
         def call(*args):
             if len(args) != len(kinds):
@@ -140,9 +151,12 @@ def module(name: str, so_path: str, sigs: dict) -> types.ModuleType:
                     if k == "tensor":
                         steal(h)
                 raise
-            result = entry(*converted)
+            out = (ctypes.c_void_p * MAX_TENSORS)() if ret == "tensors" else None
+            result = entry(*converted, *([out] if out is not None else []))
             if failed():
                 raise RuntimeError(last_error().decode(errors="replace"))
+            if ret == "tensors":
+                return [steal(out[i]) if out[i] else None for i in range(result)]
             if ret == "void":
                 return None
             if ret == "tensor":

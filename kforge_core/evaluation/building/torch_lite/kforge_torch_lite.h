@@ -60,6 +60,7 @@ int32_t aoti_torch_is_contiguous(AtenTensorHandle tensor, bool* ret);
 int32_t aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
                                  int32_t device_type, int32_t device_index, AtenTensorHandle* ret);
 int32_t aoti_torch_copy_(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking);
+int32_t aoti_torch_clone(AtenTensorHandle self, AtenTensorHandle* ret);
 int32_t aoti_torch_zero_(AtenTensorHandle self);
 #ifdef KFORGE_LITE_CUDA
 int32_t aoti_torch_get_current_cuda_stream(int32_t device_index, void** ret);
@@ -258,6 +259,7 @@ class Tensor {
   const void* const_data_ptr() const { return data_ptr(); }
   void* mutable_data_ptr() const { return data_ptr(); }
   Tensor contiguous() const;
+  Tensor clone() const;  // memory_format=preserve, as at::clone
   Tensor& zero_() { check_shim(aoti_torch_zero_(need()), "zero_"); return *this; }
   Tensor& copy_(const Tensor& src, bool non_blocking = false) {
     check_shim(aoti_torch_copy_(need(), src.need(), non_blocking), "copy_");
@@ -324,6 +326,11 @@ inline Tensor empty_like(const Tensor& t) { return empty_like(t, t.options()); }
 inline Tensor zeros_like(const Tensor& t) { Tensor z = empty_like(t); z.zero_(); return z; }
 inline Tensor zeros_like(const Tensor& t, TensorOptions o) { Tensor z = empty_like(t, o); z.zero_(); return z; }
 
+inline Tensor Tensor::clone() const {
+  AtenTensorHandle h;
+  check_shim(aoti_torch_clone(need(), &h), "clone");
+  return Tensor::steal(h);
+}
 inline Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
   Tensor out = empty(sizes(), options());
