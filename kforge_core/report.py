@@ -115,3 +115,12 @@ def build_estimate(seconds: list[float]) -> str:
                 f"longest {ordered[-1]:.0f} s)")
     return ("(nothing built in this app yet; measured on an H100: 1.6-2.7 s for a new source through the split "
             "build, 26-40 s when it falls back to load_inline)")
+
+
+STATUS_LABELS = {"awaiting_gate": "waiting for your decision", "running": "running", "finished": "finished",
+                 "stopped": "stopped", "interrupted": "interrupted", "failed": "failed"}
+
+
+def status_label(status: str) -> str:
+    """A run's status as a person reads it (the store keeps the identifier)."""
+    return STATUS_LABELS.get(status, status.replace("_", " "))

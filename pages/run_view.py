@@ -10,7 +10,7 @@ import streamlit as st
 from kforge_core import artifacts as A
 from kforge_core.agents.parsing import Recommendation
 from kforge_core.evaluation import EvalResult
-from kforge_core.report import attribution_summary, build_summary, error_model_summary, verdict_table
+from kforge_core.report import attribution_summary, build_summary, error_model_summary, status_label, verdict_table
 from kforge_core.run_record import GateDecision
 from pages.common import manager
 from profiler_adapters.screenshots import ImageRejected, normalise_screenshot
@@ -239,7 +239,7 @@ def manual_answers() -> None:
 def header(active: bool) -> None:
     run = store.run(run_id)
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Status", run["status"])
+    c1.metric("Status", status_label(run["status"]))
     c2.metric("Rounds done", run["rounds_done"])
     c3.metric("Best speedup vs eager", f"{run['best_speedup']:.2f}x" if run["best_speedup"] else "-")
     c4.metric("Provider", run["provider"])

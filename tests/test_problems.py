@@ -116,3 +116,21 @@ def test_resolve_problem_by_name_suffix_and_path(tmp_path):
 def test_problem_roundtrip():
     p = builtin_problems()[0]
     assert problem_from_source(p.source, p.name).source_hash == p.source_hash
+
+
+def test_a_problem_file_that_ends_the_process_at_import_is_the_problems_fault_not_the_harness():
+    """os._exit at import kills the worker while it loads the problem: a problem error (the run fails with
+    that note, the CLI exits 2), never harness_error, and never charged to the candidate."""
+    import pytest
+
+    from kforge_core import ASSETS_DIR
+    from kforge_core.evaluation import EvalSettings, evaluate
+    from kforge_core.problems import ProblemError, problem_from_source
+
+    source = ("import os\nimport torch\nimport torch.nn as nn\nos._exit(3)\n"
+              "class Model(nn.Module):\n    def forward(self, x):\n        return x\n"
+              "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n")
+    problem = problem_from_source(source, "exits_at_import", "exits_at_import.py")
+    candidate = (ASSETS_DIR / "examples" / "cpu" / "level1" / "1_ReLU.py").read_text()
+    with pytest.raises(ProblemError, match=r"importing the problem ended the process \(exit code 3\)"):
+        evaluate(problem, candidate, "cpu", EvalSettings(timing=False))

@@ -59,6 +59,11 @@ def _result_from_outcome(o: ChildOutcome, problem: Problem, backend: Backend, s:
                               **base)
         return EvalResult(Verdict.RUNTIME_ERROR, [f"killed: {what}"], **base)
     rc = o.returncode
+    if stage == "load_problem" and in_harness:
+        # the worker imports the problem file in this stage and nothing else: its own code ended the process
+        how = f"signal {_signal_name(rc)}" if rc is not None and rc < 0 else f"exit code {rc}"
+        raise ProblemError(f"{problem.path}: importing the problem ended the process ({how}) before anything of the "
+                           "candidate ran: the problem file itself is broken" + (f" ({tail[0]})" if tail else ""))
     if rc is not None and rc < 0:
         name = _signal_name(rc)
         why = {"SIGSEGV": "segmentation fault", "SIGBUS": "bus error", "SIGABRT": "aborted",

@@ -2,6 +2,7 @@
 test edits the recommendation and finds the edit in the next generation prompt."""
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -130,7 +131,9 @@ def test_bench_page_runs_a_scripted_bench_and_shows_fast_p(home):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     text = " ".join(m.value for m in at.markdown)
-    assert "| eager | 50.0% | 0.0% | 0.0% | 0.0% |" in text  # Softmax correct (and slower), ReLU wrong
+    # Softmax correct (and slower), ReLU wrong: fast_0 is 50 %; above 0 a speedup counts only unflagged, and on
+    # a loaded machine the timing is flagged "unstable" (then n/a): what holds on any machine is one or the other
+    assert re.search(r"\| eager \| 50\.0% \|(?: (?:0\.0%|n/a) \|){3}", text), text
     table = at.dataframe[0].value
     assert sorted(table["verdict"]) == ["correct", "numerical_mismatch"]
     assert len(at.get("plotly_chart")) == 2  # fast_p over p, speedup distribution

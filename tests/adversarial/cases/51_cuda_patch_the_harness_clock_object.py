@@ -4,7 +4,8 @@
 # problem: level1/4_Square_matrix_multiplication
 # preamble: relu_ext
 # settings: strictness=lenient
-# message: timing tampered with
+# (its own kernels compute an identity beside 2000 library matmuls, so since issue 26 the attribution rejects it
+#  first, "replace none of the reference's work", before the parent's clock sees the patched timer)
 
 import gc
 
