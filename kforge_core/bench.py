@@ -193,7 +193,8 @@ def run_outcome(store: Store, item: dict) -> ProblemOutcome:
                           sample=item["sample"], status=item["status"],
                           verdict=("correct" if correct else (verdicts[-1] if verdicts else item["status"])),
                           rounds=len(rounds), harness_faults=sum(not Verdict(v).candidates_fault for v in verdicts),
-                          reason=reason[:300], own_kernel_share=share)
+                          reason=reason[:300], own_kernel_share=share,
+                          not_counted=store.best_label(run_id) if correct and best is None else "")
 
 
 def _speedup(ev: dict, baseline: str) -> float | None:

@@ -27,6 +27,7 @@ class ProblemOutcome:
     harness_faults: int = 0  # rounds the harness could not judge (harness_error, does_not_fit): not the candidate's
     reason: str = ""  # why it is not correct: the last evaluated round's message, or the run's note
     own_kernel_share: float | None = None  # of the best (else last correct) round's candidate time
+    not_counted: str = ""  # a correct run with no counted speedup: its best measured one and why it does not count
 
     def speedup(self, baseline: str) -> float | None:
         return self.speedup_eager if baseline == "eager" else self.speedup_compiled
@@ -89,10 +90,11 @@ def speedup_table(outcomes: list[ProblemOutcome]) -> str:
 def per_problem_table(outcomes: list[ProblemOutcome]) -> str:
     fmt = lambda v: "-" if v is None else f"{v:.2f}x"  # noqa: E731
     share = lambda v: "-" if v is None else f"{v:.0%}"  # noqa: E731
-    lines = ["| problem | sample | verdict | rounds | vs eager | vs torch.compile | own-kernel share | tokens |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| problem | sample | verdict | rounds | vs eager | vs torch.compile | own-kernel share | tokens | "
+             "not counted |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     lines += [f"| {o.problem} | {o.sample} | {o.verdict} | {o.rounds} | {fmt(o.speedup_eager)} | "
-              f"{fmt(o.speedup_compiled)} | {share(o.own_kernel_share)} | {o.tokens} |" for o in outcomes]
+              f"{fmt(o.speedup_compiled)} | {share(o.own_kernel_share)} | {o.tokens} | {o.not_counted or '-'} |"
+              for o in outcomes]
     return "\n".join(lines)
 
 
@@ -104,8 +106,8 @@ def per_problem_csv(outcomes: list[ProblemOutcome]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["problem", "sample", "verdict", "correct", "rounds", "speedup_eager", "speedup_compiled",
-                "cost_usd", "tokens", "status", "own_kernel_share"])
+                "cost_usd", "tokens", "status", "own_kernel_share", "not_counted"])
     for o in outcomes:
         w.writerow([o.problem, o.sample, o.verdict, o.correct, o.rounds, o.speedup_eager, o.speedup_compiled,
-                    o.cost_usd, o.tokens, o.status, o.own_kernel_share])
+                    o.cost_usd, o.tokens, o.status, o.own_kernel_share, o.not_counted])
     return buf.getvalue()

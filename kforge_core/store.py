@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -57,6 +58,11 @@ def _atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:6]}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+def flag_reason(flag: str) -> str:
+    """A flag's opening words ("unstable timing", "speedup unverified"): what a table has room for."""
+    return re.split(r"[:(]", flag, maxsplit=1)[0].strip()
 
 
 class Store:
@@ -234,17 +240,54 @@ class Store:
         return sorted((self.round_dir(run_id, idx) / A.IMAGES_DIR).glob("*.png"))
 
     # -- export -------------------------------------------------------------------------------------------
+    def best_measured(self, run_id: str) -> dict | None:
+        """The fastest correct round whatever its flags: {round, speedup, flags}. A run whose every correct
+        round was flagged (a loaded laptop flags nearly every CPU timing) has no counted best, but it has this."""
+        best = None
+        for r in self.rounds(run_id):
+            ev = self.read_json(run_id, r["idx"], A.EVAL) or {}
+            t = ev.get("timings") or {}
+            if ev.get("verdict") != "correct" or "candidate" not in t or "eager" not in t:
+                continue
+            cand = t["candidate"].get("median_ms") or 0
+            speedup = t["eager"]["median_ms"] / cand if cand > 0 else None
+            if speedup is not None and (best is None or speedup > best["speedup"]):
+                best = {"round": r["idx"], "speedup": speedup, "flags": list(ev.get("flags") or [])}
+        return best
+
     def best_kernel_source(self, run_id: str) -> str | None:
-        """The best correct round's program as a standalone file, with where it came from on top."""
+        """The best correct round's program as a standalone file, with where it came from on top: the best
+        counted round, else the fastest correct one with the flags that kept it from counting."""
         run = self.run(run_id)
-        if not run or run["best_round"] is None:
+        if not run:
             return None
-        code = self.read_text(run_id, run["best_round"], A.PROGRAM)
+        idx, measured = run["best_round"], None
+        if idx is None:
+            measured = self.best_measured(run_id)
+            if measured is None:
+                return None
+            idx = measured["round"]
+        code = self.read_text(run_id, idx, A.PROGRAM)
         if code is None:  # the program file is missing: say so rather than fail the page that asked
             return None
-        head = (f"# KForge best kernel: run {run_id}, round {run['best_round']}, problem {run['problem']}, "
-                f"backend {run['backend']}, {run['best_speedup']:.2f}x vs PyTorch eager\n")
-        return head + code
+        speedup = run["best_speedup"] if measured is None else measured["speedup"]
+        head = (f"# KForge best kernel: run {run_id}, round {idx}, problem {run['problem']}, "
+                f"backend {run['backend']}, {speedup:.2f}x vs PyTorch eager")
+        if measured is not None and measured["flags"]:
+            head += " (measured, not counted: " + "; ".join(map(flag_reason, measured["flags"])) + ")"
+        return head + "\n" + code
+
+    def best_label(self, run_id: str) -> str:
+        """The run's best as a person should read it: the counted best, else the best measured and why it is
+        not counted, else "-"."""
+        run = self.run(run_id) or {}
+        if run.get("best_speedup"):
+            return f"{run['best_speedup']:.2f}x"
+        measured = self.best_measured(run_id)
+        if not measured:
+            return "-"
+        why = "; ".join(map(flag_reason, measured["flags"])) or "not counted"
+        return f"{measured['speedup']:.2f}x measured, not counted: {why}"
 
     def export_zip(self, run_id: str, dest):
         """Write every artifact of a run into a zip at `dest` (a path or a binary file object)."""

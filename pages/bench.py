@@ -132,7 +132,8 @@ def per_problem(outcomes) -> None:
              "rounds": o.rounds, "vs eager": cell(o.speedup_eager), "vs torch.compile": cell(o.speedup_compiled),
              "own-kernel share": cell(o.own_kernel_share and 100 * o.own_kernel_share, "{:.0f} %"),
              "tokens": o.tokens if o.rounds else None, "cost USD": cell(o.cost_usd, "{:.4f}"),
-             "why not correct": o.reason or ("—" if o.correct or not o.verdict else "")} for o in outcomes]
+             "why not correct": o.reason or ("—" if o.correct or not o.verdict else ""),
+             "speedup not counted": o.not_counted or "—"} for o in outcomes]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"verdict": st.column_config.TextColumn(width="medium"),
                                 "why not correct": st.column_config.TextColumn(width="large")})

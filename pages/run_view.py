@@ -241,7 +241,10 @@ def header(active: bool) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Status", status_label(run["status"]))
     c2.metric("Rounds done", run["rounds_done"])
-    c3.metric("Best speedup vs eager", f"{run['best_speedup']:.2f}x" if run["best_speedup"] else "-")
+    best = store.best_label(run_id)
+    c3.metric("Best speedup vs eager", best.split(" ", 1)[0])
+    if " " in best:  # a best that was measured but not counted: say why beside the figure
+        c3.caption(best.split(" ", 1)[1])
     c4.metric("Provider", run["provider"])
     st.caption(f"{run['problem']} on {run['backend']} · {run['mode']} mode" + (f" · {run['note']}" if run["note"] else ""))
     calls = mgr.record(run_id).model_calls()

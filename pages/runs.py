@@ -20,7 +20,7 @@ status = c2.selectbox("Status", ["(all)"] + sorted({r["status"] for r in runs}),
 shown = [r for r in runs if problem in ("(all)", r["problem"]) and status in ("(all)", r["status"])]
 table = pd.DataFrame([{"run": r["id"], "problem": r["problem"], "backend": r["backend"], "provider": r["provider"],
                        "mode": r["mode"], "status": r["status"], "rounds": r["rounds_done"],
-                       "best speedup": round(r["best_speedup"], 3) if r["best_speedup"] else None} for r in shown])
+                       "best speedup": store.best_label(r["id"])} for r in shown])
 st.dataframe(table, hide_index=True, width="stretch")
 
 st.subheader("Reopen or resume")

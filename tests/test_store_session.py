@@ -59,7 +59,14 @@ def test_target_speedup_and_generation_failure_rounds(tmp_path):
     store = Store(tmp_path)
     rid = Session.create(store, demo_config(max_rounds=3, target_speedup=1e-9))
     Session(store, rid, *default_providers(store)(store.config(rid), rid)).run()
-    assert store.run(rid)["status"] == "finished" and len(store.rounds(rid)) == 1  # target reached at once
+    # the target is reached by the first counted speedup: at once on a quiet machine; under other load a round's
+    # timing is flagged ("unstable timing", not counted) and the run goes on, so what holds on any machine is this
+    from kforge_core import artifacts as A
+
+    evals = [store.read_json(rid, r["idx"], A.EVAL) or {} for r in store.rounds(rid)]
+    counted = [i for i, ev in enumerate(evals) if ev.get("verdict") == "correct" and not ev.get("flags")]
+    assert store.run(rid)["status"] == "finished"
+    assert len(evals) == (counted[0] + 1 if counted else 3), [ev.get("flags") for ev in evals]
     rid2 = Session.create(store, demo_config(max_rounds=2, analysis_provider=None))
     status = Session(store, rid2, ScriptedProvider(["no code here", "still none"])).run()
     rounds = store.rounds(rid2)
@@ -138,3 +145,15 @@ def test_a_flagged_speedup_is_never_the_runs_best_nor_in_fast_p(tmp_path):
                                   "best_round": run["best_round"]})
     assert outcome.speedup_eager == pytest.approx(1.5)
     assert geomean_speedup([outcome]) == pytest.approx(1.5) and fast_p([outcome], 2.0) == 0.0
+    assert store.best_label(rid) == "1.50x"
+
+    # a run whose only correct rounds are flagged has no counted best, but its best measured round is shown with
+    # the reason and can be exported
+    rid2 = Session.create(store, demo_config(max_rounds=1, analysis_provider=None))
+    unstable = result(1 / 8.9, ["unstable timing (other load on the CPU: 1.4 cores busy): the speedup is not reliable"])
+    Session(store, rid2, ScriptedProvider([f"```python\n{src}```"]), ScriptedProvider(["Tile it."]),
+            executor=Canned([unstable])).run()
+    assert store.run(rid2)["best_speedup"] is None
+    assert store.best_label(rid2) == "8.90x measured, not counted: unstable timing"
+    exported = store.best_kernel_source(rid2)
+    assert exported.startswith(f"# KForge best kernel: run {rid2}, round 1") and "measured, not counted" in exported
