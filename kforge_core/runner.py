@@ -124,7 +124,12 @@ def default_providers(store: Store, secrets=None) -> ProviderFactory:
 
     def factory(config: dict, run_id: str | None = None) -> tuple[Provider, Provider]:
         gen = build(config["provider"], run_id, "generation")
-        ana = build(config["analysis_provider"], run_id, "analysis") if config.get("analysis_provider") else gen
+        if config.get("analysis_provider"):
+            ana = build(config["analysis_provider"], run_id, "analysis")
+        elif config["provider"].get("kind") == "manual":  # the analysis prompts under their own label and folder
+            ana = build(config["provider"], run_id, "analysis")
+        else:
+            ana = gen
         return gen, ana
 
     return factory

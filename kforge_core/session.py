@@ -20,6 +20,7 @@ from kforge_core.backends import get_backend
 from kforge_core.evaluation import EvalResult, EvalSettings, Verdict
 from kforge_core.executors import Executor
 from kforge_core.llm.base import ImageData, Provider
+from kforge_core.llm.base import Cancelled
 from kforge_core.problems import Problem, ProblemError
 from kforge_core.profile import ProfileReport, report_from_eval
 from kforge_core.run_record import GATE_ACTIONS, GateDecision, RunRecord  # noqa: F401 (re-exported)
@@ -61,6 +62,9 @@ class Session(RunRecord):
         self.ana = AnalysisAgent(analyst or generator)
         self.settings = EvalSettings.from_dict(self.config.eval_settings)
         self.stop_requested = threading.Event()
+        for provider in {id(p): p for p in (generator, analyst) if p is not None}.values():
+            if hasattr(provider, "cancelled"):  # a paste-in provider waits for a person: Stop must end the wait
+                provider.cancelled = self.stop_requested.is_set
 
     @classmethod
     def create(cls, store: Store, config: RunConfig) -> str:
@@ -109,6 +113,9 @@ class Session(RunRecord):
         except ProblemError as e:
             self.store.update_run(self.run_id, status="failed", note=str(e))
             return "failed"
+        except Cancelled as e:  # Stop while a paste-in answer was awaited: the step is redone on resume
+            self.store.update_run(self.run_id, status="stopped", note=str(e))
+            return "stopped"
 
     def _next_status(self) -> str | None:
         run = self.store.run(self.run_id)

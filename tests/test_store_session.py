@@ -157,3 +157,33 @@ def test_a_flagged_speedup_is_never_the_runs_best_nor_in_fast_p(tmp_path):
     assert store.best_label(rid2) == "8.90x measured, not counted: unstable timing"
     exported = store.best_kernel_source(rid2)
     assert exported.startswith(f"# KForge best kernel: run {rid2}, round 1") and "measured, not counted" in exported
+
+
+def test_stop_ends_a_paste_in_run_that_waits_for_an_answer_and_analysis_prompts_are_labelled(tmp_path):
+    """Issue 25: Stop said "stopped" while the paste-in provider kept waiting (and an answer pasted later was
+    evaluated); and with no analysis provider the analysis prompts went to the generation folder."""
+    import time
+
+    from kforge_core import artifacts as A
+
+    store = Store(tmp_path)
+    rid = Session.create(store, demo_config(max_rounds=2, provider={"kind": "manual"}, analysis_provider=None))
+    mgr = RunManager(store, default_providers(store))
+    mgr.start(rid)
+    gen_dir = store.round_dir(rid, None) / A.manual_dir("generation")
+    t0 = time.monotonic()
+    while not list(gen_dir.glob("*_prompt.md")) and time.monotonic() - t0 < 60:
+        time.sleep(0.2)
+    (prompt,) = gen_dir.glob("*_prompt.md")
+    src = (ASSETS_DIR / "examples/cpu/level1/3_Softmax.py").read_text()
+    prompt.with_name(prompt.name.replace("_prompt", "_answer")).write_text(f"```python\n{src}```")
+    ana_dir = store.round_dir(rid, None) / A.manual_dir("analysis")
+    while not list(ana_dir.glob("*_prompt.md")) and time.monotonic() - t0 < 300:
+        time.sleep(0.2)
+    (analysis_prompt,) = ana_dir.glob("*_prompt.md")  # in the analysis folder, so the page labels it so
+    assert "performance" in analysis_prompt.read_text().lower()
+    mgr.stop(rid)
+    mgr.wait(rid, 30)
+    assert not mgr.is_active(rid), "the run still waits for a pasted answer after Stop"
+    assert store.run(rid)["status"] == "stopped"
+    assert len(store.rounds(rid)) == 1  # nothing after the stop

@@ -57,6 +57,11 @@ def call_record(c: Completion, provider_label: str) -> dict:
             "cost_usd": c.usage.cost_usd}
 
 
+class Cancelled(Exception):
+    """The run was stopped while a provider waited (a paste-in answer): not a failure of the provider, and
+    the step it interrupted is redone on resume."""
+
+
 class LLMError(Exception):
     """A provider failure with a message a user can act on."""
 

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from kforge_core.llm.base import Completion, LLMError, Message, Provider, Usage
+from kforge_core.llm.base import Cancelled, Completion, LLMError, Message, Provider, Usage
 
 
 def _estimate_tokens(text: str) -> int:
@@ -81,6 +81,7 @@ class ManualProvider(Provider):
         self.prompt_dir = Path(prompt_dir) if prompt_dir else None
         self.answer_fn, self.wait_s, self.poll_s = answer_fn, wait_s, poll_s
         self.count = 0
+        self.cancelled: Callable[[], bool] = lambda: False  # the session's Stop (Session sets it)
 
     def _complete_once(self, messages: list[Message]) -> Completion:
         self.count += 1
@@ -103,6 +104,8 @@ class ManualProvider(Provider):
         answer = self.prompt_dir / f"{stem}_answer.md"
         deadline = time.monotonic() + self.wait_s
         while time.monotonic() < deadline:
+            if self.cancelled():
+                raise Cancelled(f"stopped by the user while waiting for {answer.name}")
             if answer.exists() and answer.stat().st_size > 0:
                 time.sleep(self.poll_s)  # let a writer finish
                 return answer.read_text(errors="replace")
