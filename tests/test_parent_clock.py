@@ -62,3 +62,16 @@ def test_under_other_load_only_a_gross_gap_rejects():
 def test_no_wall_block_means_unverified():
     r = judge(result(1.0, 2.0), {}, "cuda")
     assert r.verdict == Verdict.CORRECT and r.flags[0].startswith(UNVERIFIED_FLAG)
+
+
+def test_below_5_ms_a_side_stream_figure_is_rejected_once_the_launch_time_is_known():
+    """Issue 26: a side stream's 0.33 ms that the timed stream's events saw as 1.3 us (RL-system kernels);
+    with the worker's measured launch time the allowance is device time + launch time, at every size."""
+    r = result(0.0013, 0.05)
+    r.timings["candidate"].host_ms = 0.02
+    r = judge(r, blocks(0.33, 0.05), "cuda")
+    assert r.verdict == Verdict.REJECTED and r.messages[0].startswith("timing tampered with")
+    # an honest launch-bound call (its wall time is its launch time) passes
+    honest = result(0.004, 0.006)
+    honest.timings["candidate"].host_ms = 0.03
+    assert judge(honest, blocks(0.034, 0.012), "cuda").verdict == Verdict.CORRECT
