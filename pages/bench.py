@@ -10,7 +10,7 @@ from kforge_core import ASSETS_DIR
 from kforge_core.backends import all_backends
 from kforge_core.bench import BenchSpec, bench_outcomes, bench_report, create_bench, problem_set
 from kforge_core.metrics import BASELINES, fast_p_curve, fast_p_table, speedup_table
-from pages.common import bench_manager
+from pages.shared.common import bench_manager
 
 mgr = bench_manager()
 store = mgr.store

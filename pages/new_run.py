@@ -1,7 +1,7 @@
 """Start a run: problem, backend, provider/model, rounds, target, reference kernel, auto or gated."""
 
 import streamlit as st
-from pages.common import manager, open_run
+from pages.shared.common import manager, open_run
 
 from kforge_core import ASSETS_DIR
 from kforge_core.backends import all_backends, get_backend

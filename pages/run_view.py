@@ -12,7 +12,7 @@ from kforge_core.agents.parsing import Recommendation
 from kforge_core.evaluation import EvalResult
 from kforge_core.report import attribution_summary, build_summary, error_model_summary, status_label, verdict_table
 from kforge_core.run_record import GateDecision
-from pages.common import manager
+from pages.shared.common import manager
 from profiler_adapters.screenshots import ImageRejected, normalise_screenshot
 
 mgr = manager()

@@ -4,7 +4,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages.common import manager, open_run
+from pages.shared.common import manager, open_run
 
 mgr = manager()
 store = mgr.store

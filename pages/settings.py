@@ -6,7 +6,7 @@ from kforge_core.backends import all_backends
 from kforge_core.llm import api_key, mask
 from kforge_core.llm.discovery import discover
 from kforge_core.store import default_home
-from pages.common import secrets
+from pages.shared.common import secrets
 
 st.title("Settings")
 

@@ -93,3 +93,11 @@ def test_evaluation_never_imports_the_layers_above_it():
     offenders = [str(f.relative_to(ROOT)) for f in (ROOT / "kforge_core" / "evaluation").rglob("*.py")
                  if re.search(r"^\s*(from|import)\s+(profiler_adapters|pages)\b", f.read_text(), re.M)]
     assert not offenders, offenders
+
+
+def test_the_pages_folder_holds_only_the_pages_app_py_declares():
+    """Streamlit discovers pages/*.py before app.py's st.navigation has run once (a deep link after a server
+    start): a helper module there became a blank page of its own. Helpers live in pages/shared/."""
+    declared = set(re.findall(r'st\.Page\("(pages/\w+\.py)"', (ROOT / "app.py").read_text()))
+    present = {f"pages/{f.name}" for f in (ROOT / "pages").glob("*.py")}
+    assert present == declared, (present - declared, declared - present)
