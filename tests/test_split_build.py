@@ -88,8 +88,12 @@ def test_the_binding_reads_the_declared_types():
     cpp = "torch::Tensor f(torch::Tensor x, int64_t k, double eps, bool flag);\nvoid g(const at::Tensor& y);"
     assert LB.signatures(cpp, {"f": "f", "g": "g"}) == {"f": ("tensor", ["tensor", "int", "float", "bool"]),
                                                         "g": ("void", ["tensor"])}
+    # a vector of tensors is a result the binding returns as a list; as a parameter (or a tuple) it is not known
+    assert LB.signatures("std::vector<torch::Tensor> h(torch::Tensor x);", {"h": "h"}) == {"h": ("tensors", ["tensor"])}
     with pytest.raises(CS.Unsplittable, match="std::vector"):
-        LB.signatures("std::vector<torch::Tensor> h(torch::Tensor x);", {"h": "h"})
+        LB.signatures("torch::Tensor h(std::vector<torch::Tensor> xs);", {"h": "h"})
+    with pytest.raises(CS.Unsplittable, match="std::tuple"):
+        LB.signatures("std::tuple<torch::Tensor, torch::Tensor> h(torch::Tensor x);", {"h": "h"})
     with pytest.raises(CS.Unsplittable, match="no declaration"):
         LB.signatures("int other();", {"h": "h"})
 

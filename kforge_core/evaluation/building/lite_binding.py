@@ -42,10 +42,14 @@ def signatures(cpp_sources: str, functions: dict) -> dict[str, tuple[str, list[s
     code = _code(cpp_sources)
     sigs = {}
     for fn in functions:
-        found = [m for m in re.finditer(rf"([\w:<>\s&*]+?)\b{re.escape(fn)}\s*\(([^)]*)\)\s*[;{{]", code)]
+        found = [m for m in re.finditer(rf"(?<![\w:.]){re.escape(fn)}\s*\(([^)]*)\)\s*[;{{]", code)]
         if len(found) != 1:
             raise Unsplittable(f"{'no' if not found else 'more than one'} declaration of {fn} in cpp_sources")
-        ret, params = found[0].group(1).split("\n")[-1].strip(), found[0].group(2).strip()
+        # the return type: what stands before the name since the previous statement or block (it may hold
+        # commas, std::tuple<a, b>, and sit on the line above)
+        before = re.split(r"[;{}]", code[:found[0].start()])[-1]
+        ret = " ".join(l for l in before.splitlines() if not l.strip().startswith("#")).strip()
+        params = found[0].group(1).strip()
         ret = re.sub(r"^(static|inline|extern)\s+", "", ret)
         kinds = []
         if params and params != "void":
@@ -53,7 +57,10 @@ def signatures(cpp_sources: str, functions: dict) -> dict[str, tuple[str, list[s
                 decl = p.split("=")[0].strip()
                 m = re.match(r"(.*?)([A-Za-z_]\w*)?$", decl)
                 t = m.group(1) if m.group(2) and m.group(1).strip() else decl
-                kinds.append(kind(t))
+                k = kind(t)
+                if k == "tensors":  # a result only: a list of tensors coming in is not converted
+                    raise Unsplittable(f"a bound function takes {' '.join(t.split())!r} (a std::vector parameter)")
+                kinds.append(k)
         sigs[fn] = (kind(ret), kinds)
     return sigs
 
