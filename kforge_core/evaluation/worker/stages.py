@@ -22,6 +22,14 @@ from kforge_core.evaluation.worker.timing_stage import TimingStage
 FIT_HEADROOM = 1.15  # allocator fragmentation and workspaces beyond the measured peaks
 
 
+def compile_error(text: str, source: str) -> Outcome:
+    """A failed build's verdict: the first compiler error, located in the candidate's file, and the trimmed log."""
+    from kforge_core.evaluation.building.build_errors import first_compiler_error, trim_log
+
+    err = first_compiler_error(text, source)
+    return Outcome(Verdict.COMPILE_ERROR, err.message if err else text.splitlines()[0], build_log=trim_log(text))
+
+
 class Evaluation(CorrectnessStage, TimingStage):
     def __init__(self, job: dict, jobdir: Path, log):
         from kforge_core.backends import get_backend
@@ -214,8 +222,6 @@ class Evaluation(CorrectnessStage, TimingStage):
                                                 f"{gib(free)} free of {gib(total)} on this GPU")
 
     def build(self):
-        from kforge_core.evaluation.building.build_errors import first_compiler_error, trim_log
-
         self.log.stage("build")
         source = Path(self.candidate_path).read_text()
         fast = self.install_fast_build()
@@ -228,9 +234,7 @@ class Evaluation(CorrectnessStage, TimingStage):
         except Exception as e:
             text = str(e)
             if "Error building extension" in text or "error:" in text and "ninja" in text.lower():
-                err = first_compiler_error(text, source)
-                head = err.message if err else text.splitlines()[0]
-                raise Outcome(Verdict.COMPILE_ERROR, head, build_log=trim_log(text))
+                raise compile_error(text, source)
             raise Outcome(Verdict.RUNTIME_ERROR, f"loading the program failed: {describe_exception(e, self.candidate_path)}")
         finally:
             self._region("harness")
@@ -249,8 +253,6 @@ class Evaluation(CorrectnessStage, TimingStage):
         here, that build is a build: under the build deadline, on a build worker ahead of the GPU stage, cached
         for the trials. Anything else that fails here (a CUDA tensor on a build worker without a GPU) is left
         for the trials to report; a compiler error is the verdict."""
-        from kforge_core.evaluation.building.build_errors import first_compiler_error, trim_log
-
         try:
             ref = self.load_problem(log_stage=False)
             init = seeded(self.settings.seed, ref.get_init_inputs)
@@ -263,9 +265,7 @@ class Evaluation(CorrectnessStage, TimingStage):
         except Exception as e:
             text = str(e)
             if "Error building extension" in text:
-                err = first_compiler_error(text, source)
-                raise Outcome(Verdict.COMPILE_ERROR, err.message if err else text.splitlines()[0],
-                              build_log=trim_log(text))
+                raise compile_error(text, source)
         finally:
             self._region("harness")
 
